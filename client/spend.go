@@ -83,7 +83,8 @@ type DailyActivityQuery struct {
 	// (TeamDailyActivity only); nil for every team.
 	TeamIDs, ExcludeTeamIDs []string
 	// Page (from 1) and PageSize (1 to 1000 days) page the days; 0 for the server's
-	// defaults (1 and 50).
+	// defaults, LiteLLM's: page 1, 50 days on UserDailyActivity and 10 on
+	// TeamDailyActivity and TagDailyActivity.
 	Page, PageSize int
 }
 

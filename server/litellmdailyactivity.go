@@ -159,12 +159,15 @@ type dailyActivityRoute struct {
 	refused map[string]string
 	// virtualKeys lets virtual keys with a user_id call the route (for their user's days).
 	virtualKeys bool
+	// pageSize is the route's page_size default, LiteLLM's.
+	pageSize int
 }
 
-// dailyActivityDefaultPageSize and dailyActivityMaxPageSize are LiteLLM's page_size
-// default and bound.
+// LiteLLM's page_size defaults (50 days on /user/daily/activity, 10 on the team and tag
+// routes) and dailyActivityMaxPageSize its bound on the user route (here on every route).
 const (
-	dailyActivityDefaultPageSize = 50
+	userDailyActivityPageSize    = 50
+	teamTagDailyActivityPageSize = 10
 	dailyActivityMaxPageSize     = 1000
 )
 
@@ -182,13 +185,12 @@ func (s *Server) litellmDailyActivityRoutes(roll *usagelog.Rollup) {
 		{Name: "start_date", Required: true, Description: "The first day YYYY-MM-DD (UTC)"},
 		{Name: "end_date", Required: true, Description: "The last day YYYY-MM-DD (UTC); at most 365 days after start_date"},
 		{Name: "page", Description: "The page of days (default 1)", Type: "integer", Minimum: Bound(1)},
-		{Name: "page_size", Description: "Days per page (default 50)", Type: "integer", Minimum: Bound(1), Maximum: Bound(dailyActivityMaxPageSize)},
 		{Name: "timezone", Description: "The caller's UTC offset in minutes (JavaScript's getTimezoneOffset); accepted and without effect: the days are UTC days (as LiteLLM keys its past days)",
 			Type: "integer", Minimum: Bound(-24 * 60), Maximum: Bound(24 * 60)},
 	}
 	model := QueryParam{Name: "model", Description: "Only this model: provider/model as in breakdown.models (or the model without its provider)"}
 	routes := []dailyActivityRoute{
-		{path: userDailyActivity, virtualKeys: true,
+		{path: userDailyActivity, virtualKeys: true, pageSize: userDailyActivityPageSize,
 			summary: "LiteLLM's user daily activity: this key's spend, tokens and requests per day (with its virtual keys') from the durable daily spend, broken down per model and provider and per api key " +
 				"(breakdown.api_keys keyed as /spend/logs shows api_key: a virtual key's id vk_…, the calling key's own requests under its owner id key_…; metadata.key_alias is the key's name) and per model and key (each model's and provider's api_key_breakdown); " +
 				"model, api_key and user_id narrow the days to one model's, key's or user's requests (any of them together); a virtual key with a user_id (LiteLLM's internal user) sees its user's requests only, an operator any user's or every request; " +
@@ -196,7 +198,7 @@ func (s *Server) litellmDailyActivityRoutes(roll *usagelog.Rollup) {
 			params: []QueryParam{model,
 				{Name: "api_key", Description: "Only this key's requests, as /spend/logs takes it: a virtual key's id (vk_…), the key itself or its SHA-256 hex (LiteLLM's hashed token), or the calling key's owner id (key_…) or the key itself for its own requests"},
 				{Name: "user_id", Description: "Only this user's requests (those of the virtual keys whose user_id it was when they were made); a virtual key with a user_id reads its own user's by default and may not name another (a 403), one without a user_id may not call the route"}}},
-		{path: teamDailyActivity,
+		{path: teamDailyActivity, pageSize: teamTagDailyActivityPageSize,
 			summary: "LiteLLM's team daily activity: the spend, tokens and requests of this key's teams per day (the requests made with a team's virtual keys; the others do not count), per team id in breakdown.entities (metadata.team_alias the team's name); " +
 				"team_ids narrows to these teams and exclude_team_ids leaves these out; no model, provider or api_key breakdown (the teams' totals are not kept per model or key); the days before team totals were kept have none",
 			params: []QueryParam{
@@ -206,7 +208,7 @@ func (s *Server) litellmDailyActivityRoutes(roll *usagelog.Rollup) {
 				{Name: "api_key", Description: "Not supported: the teams' totals are not kept per key (GET /user/daily/activity?api_key= answers one key's days); a 400 naming it"}},
 			refused: map[string]string{"model": "the daily spend by team is not kept per model here (GET /user/daily/activity?model= reads the spend per model)",
 				"api_key": "the daily spend by team is not kept per key here (GET /user/daily/activity?api_key= reads one key's days)"}},
-		{path: tagDailyActivity,
+		{path: tagDailyActivity, pageSize: teamTagDailyActivityPageSize,
 			summary: "LiteLLM's tag daily activity: the spend, tokens and requests of this key's requests per day and request tag (with its virtual keys') from the durable daily spend, per tag in breakdown.entities; a request naming several tags counts in each; no model, provider or api_key breakdown (the tags' totals are not kept per model or key)",
 			params: []QueryParam{{Name: "tags", Description: "Only these tags, comma-separated (default: every tag but the batches' own batch:…)"},
 				{Name: "model", Description: "Not supported: the tags' totals are not kept per model; a 400 naming it"},
@@ -215,7 +217,9 @@ func (s *Server) litellmDailyActivityRoutes(roll *usagelog.Rollup) {
 				"api_key": "the daily spend by tag is not kept per key here (GET /user/daily/activity?api_key= reads one key's days)"}},
 	}
 	for _, rt := range routes {
-		query := append(slices.Clone(common), rt.params...)
+		query := append(slices.Clone(common), QueryParam{Name: "page_size", Description: fmt.Sprintf("Days per page (default %d, LiteLLM's on this route)", rt.pageSize),
+			Type: "integer", Minimum: Bound(1), Maximum: Bound(dailyActivityMaxPageSize)})
+		query = append(query, rt.params...)
 		s.Handle(Route{Method: "GET", Path: rt.path, Summary: rt.summary, Tags: []string{"LiteLLM compatibility", "Usage"},
 			Response: litellmDailyActivity{}, Query: query, VirtualKeys: rt.virtualKeys,
 			Errors: map[int]string{
@@ -540,7 +544,7 @@ func (b *activityDays) answer(q dailyActivityQuery) litellmDailyActivity {
 
 // readDailyActivityQuery parses and checks a daily activity query; params are the route's.
 func readDailyActivityQuery(v url.Values, rt dailyActivityRoute, params []QueryParam) (dailyActivityQuery, error) {
-	q := dailyActivityQuery{page: 1, pageSize: dailyActivityDefaultPageSize}
+	q := dailyActivityQuery{page: 1, pageSize: rt.pageSize}
 	var unknown []string
 	for name, vs := range v {
 		if !slices.ContainsFunc(vs, func(s string) bool { return s != "" }) {

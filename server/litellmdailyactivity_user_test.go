@@ -98,3 +98,24 @@ func TestDailyActivityPerUser(t *testing.T) {
 		}
 	}
 }
+
+// TestDailyActivityDefaultPageSize: without page_size the routes page as LiteLLM's do: 50
+// days on /user/daily/activity, 10 on /team/daily/activity and /tag/daily/activity.
+func TestDailyActivityDefaultPageSize(t *testing.T) {
+	hs, s, setNow := dailyActivityServer(t)
+	if r := do(t, s, "POST", "/team/new", testKey, `{"team_id":"eng"}`); r.status != http.StatusOK {
+		t.Fatalf("/team/new: %d %s", r.status, r.raw)
+	}
+	eng := litellmGenerate(t, s, `{"team_id":"eng"}`)
+	day0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 11 {
+		setNow(day0.AddDate(0, 0, i))
+		chatOK(t, hs.URL, eng.Key, "openai/ok", `"metadata":{"tags":["eng"]},`)
+	}
+	for path, want := range map[string]int{"/user/daily/activity": 11, "/team/daily/activity": 10, "/tag/daily/activity": 10} {
+		a := dailyActivityAnswer(t, s, testKey, path+"?start_date=2026-03-01&end_date=2026-03-31")
+		if len(a.Results) != want || a.Metadata.HasMore != (want < 11) || a.Metadata.TotalAPIRequests != 11 {
+			t.Fatalf("%s: %d days (has_more %v), want %d: %+v", path, len(a.Results), a.Metadata.HasMore, want, a.Metadata)
+		}
+	}
+}

@@ -28,7 +28,7 @@ func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	apiKey := fs.String("api-key", "", "--by model or key: only this key (a virtual key's id vk_…, the key itself, or the calling key's owner id key_… for its own requests)")
 	user := fs.String("user", "", "--by model or key: only this user's requests (those of the virtual keys made for it); a user's virtual key reads its own user's without it")
 	page := fs.Int("page", 0, "the page of days, newest first (default 1)")
-	pageSize := fs.Int("page-size", 0, "days per page, 1 to 1000 (default 50)")
+	pageSize := fs.Int("page-size", 50, "days per page, 1 to 1000 (sent always: the server's default is 50 days on /user/daily/activity, 10 on the team and tag routes, as LiteLLM's)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
