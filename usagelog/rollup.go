@@ -174,15 +174,20 @@ func shortName(name string, limit int) string {
 	return strings.ToValidUTF8(name[:limit-17], "") + "~" + hex.EncodeToString(sum[:8])
 }
 
-// crossName is the name of a user, key and model row: the user and key escaped (no "/")
-// and bounded (a user id of up to 128 bytes, as users' ids are, and a key id kept whole),
-// then the model as a model row names it. It is not bounded as a whole (rollupKey would
-// cut into the model, which then would not be the model rows' name).
-func crossName(user, key, model string) string {
-	return shortName(url.PathEscape(user), maxCrossUser) + "/" + shortName(url.PathEscape(key), maxCrossKey) + "/" + shortName(model, maxRollupName)
+// appendCrossName appends the name of a user, key and model row to b: the user and key
+// escaped (no "/") and bounded (a user id of up to 128 bytes, as users' ids are, and a key
+// id kept whole), then the model as a model row names it. It is not bounded as a whole
+// (rollupKey would cut into the model, which then would not be the model rows' name).
+// Nothing is allocated unless a part is escaped or shortened.
+func appendCrossName(b []byte, user, key, model string) []byte {
+	b = append(b, shortName(url.PathEscape(user), maxCrossUser)...)
+	b = append(b, '/')
+	b = append(b, shortName(url.PathEscape(key), maxCrossKey)...)
+	b = append(b, '/')
+	return append(b, shortName(model, maxRollupName)...)
 }
 
-// parseCrossName splits a crossName; ok is false when name is not one.
+// parseCrossName splits a name appendCrossName made; ok is false when name is not one.
 func parseCrossName(name string) (user, key, model string, ok bool) {
 	u, rest, ok1 := strings.Cut(name, "/")
 	k, m, ok2 := strings.Cut(rest, "/")
@@ -204,10 +209,9 @@ const (
 	maxCrossKey  = 64
 )
 
-// appendRollupKey appends rollupKey(owner, day, kind, name) to b; a user, key and model
-// row's name (crossName, bounded in its parts) is taken whole.
+// appendRollupKey appends rollupKey(owner, day, kind, name) to b.
 func appendRollupKey(b []byte, owner string, day []byte, kind, name string) []byte {
-	if len(name) > maxRollupName && kind != kindCross {
+	if len(name) > maxRollupName {
 		return append(b, rollupKey(owner, string(day), kind, name)...)
 	}
 	b = append(b, url.PathEscape(owner)...) // owner itself (no copy) when nothing is escaped
@@ -287,13 +291,19 @@ func (r *Rollup) ObserveRequest(_ context.Context, rec completions.RequestRecord
 	if rec.UserID != "" {
 		r.addPending(rec.Owner, day, kindUser, rec.UserID, t)
 	}
-	r.addPending(rec.Owner, day, kindCross, crossName(rec.UserID, rec.KeyID, model), t)
+	r.keyBuf = appendCrossName(appendRollupKey(r.keyBuf[:0], rec.Owner, day, kindCross, ""), rec.UserID, rec.KeyID, model)
+	r.addPendingKey(t)
 }
 
 // addPending adds t to the pending row of owner, day, kind and name; r.mu is held. The
 // row's key is built in r.keyBuf, so adding to a row already pending allocates nothing.
 func (r *Rollup) addPending(owner string, day []byte, kind, name string, t DayTotals) {
 	r.keyBuf = appendRollupKey(r.keyBuf[:0], owner, day, kind, name)
+	r.addPendingKey(t)
+}
+
+// addPendingKey adds t to the pending row whose key is r.keyBuf; r.mu is held.
+func (r *Rollup) addPendingKey(t DayTotals) {
 	p := r.pending[string(r.keyBuf)]
 	if p == nil {
 		p = &DayTotals{}
