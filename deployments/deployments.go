@@ -302,6 +302,14 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 	if s.fileIDs[id] {
 		return Deployment{}, fmt.Errorf("%w: %s", ErrInConfig, id)
 	}
+	if !s.serving(id) {
+		// Added on another replica since this one's last poll: what the gateway serves it
+		// with (its catalogue prices, the tags /tag/new adds) tells what an update sent back
+		// whole does not make its own, so the stored deployments are applied first.
+		if err := s.Sync(ctx); err != nil {
+			s.log.WarnContext(ctx, "deployments: applying the stored deployments before an update", "id", id, "err", err)
+		}
+	}
 	var out Deployment
 	err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
 		old, err := s.stored(ctx, tx, id)
@@ -726,6 +734,16 @@ func (s *Service) recordOf(id string, in Input, kept sealedSecrets, created, upd
 	info["db_model"] = true
 	return record{Deployment: Deployment{ID: id, ModelName: in.ModelName, LiteLLMParams: params, ModelInfo: info, CreatedAt: created, UpdatedAt: updated},
 		SealedKey: sealed, SealedBase: sealedBase}, nil
+}
+
+// serving says the gateway serves the stored deployment id.
+func (s *Service) serving(id string) bool {
+	for _, d := range s.opts.Gateway.Deployments() {
+		if d.ID == id && d.Stored {
+			return true
+		}
+	}
+	return false
 }
 
 // withoutAddedTags returns params, the litellm_params an update of the stored deployment
