@@ -74,8 +74,12 @@ type RequestRecord struct {
 	ResponseID string
 	// Attempts are every upstream attempt in order (retries, fallbacks, continuations).
 	Attempts []Attempt
-	// Usage is the answer's usage with its costs (zero when nothing was answered);
-	// UsageEstimated says it was counted locally.
+	// Usage is the answer's usage with its costs; UsageEstimated says it was counted
+	// locally. A stream that ended before its end after its first fragment (outcomes
+	// RequestStreamFailed and RequestCancelled) carries what it was charged, as its
+	// upstreams bill it: the prompt and the output streamed so far (estimated when they
+	// reported none), with any earlier parts (a continued start, a hedged start that lost).
+	// It is zero when nothing was answered (every attempt failed before its first fragment).
 	Usage          Usage
 	UsageEstimated bool
 	// Continuations counts models that continued a broken stream.
@@ -184,12 +188,15 @@ func (g *Gateway) answerRecord(p *plan, stream bool, resp *Response, ttft time.D
 
 // observeFailure reports a request that ended without a complete answer.
 func (g *Gateway) observeFailure(ctx context.Context, p *plan, stream bool, err error, answered *target, ttft time.Duration) {
-	g.observePartial(ctx, p, stream, err, answered, ttft, nil)
+	g.observePartial(ctx, p, stream, err, answered, ttft, nil, Usage{}, false)
 }
 
 // observePartial is observeFailure of a stream that delivered partial (nil when nothing
-// was) before it ended: the record's Partial.
-func (g *Gateway) observePartial(ctx context.Context, p *plan, stream bool, err error, answered *target, ttft time.Duration, partial func() *Response) {
+// was) before it ended: the record's Partial; spent is what the stream was charged (the
+// prompt and what its upstreams streamed so far, estimated says counted locally), the
+// record's Usage.
+func (g *Gateway) observePartial(ctx context.Context, p *plan, stream bool, err error, answered *target, ttft time.Duration, partial func() *Response,
+	spent Usage, estimated bool) {
 	p.ended()
 	if g.opts.Observer == nil {
 		return
@@ -197,7 +204,7 @@ func (g *Gateway) observePartial(ctx context.Context, p *plan, stream bool, err 
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Stream: stream, Outcome: RequestFailed,
 		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), TTFT: ttft,
 		ConversationID: p.convID, Err: err, Continuations: countContinuations(p.attempts), Tags: p.req.Tags,
-		ResponseID: p.msgID}
+		ResponseID: p.msgID, Usage: spent, UsageEstimated: estimated}
 	var cf *ContentFilterError
 	switch {
 	case errors.As(err, &cf):

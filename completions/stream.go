@@ -84,6 +84,11 @@ type ResponseStream struct {
 	// complete or fail charged it.
 	recvMu    sync.Mutex
 	accounted bool
+	// spent is what chargeUnfinished charged for a stream that ended before its end (the
+	// earlier parts and the answering attempt so far), spentEstimated whether any of it was
+	// counted locally: the Observer's record carries it (RequestRecord.Usage).
+	spent          Usage
+	spentEstimated bool
 	// closedEarly: the caller closed the stream before its end (a Recv the closed upstream
 	// then ends records the attempt as cancelled, not as the model's failure).
 	closedEarly atomic.Bool
@@ -591,12 +596,25 @@ func (s *ResponseStream) fail(err error) error {
 
 // chargeUnfinished charges what a stream that did not complete used: its earlier parts and
 // the answering attempt so far (the upstream bills them).
+// What it charged is kept (spent) for the Observer's record of the stream.
 func (s *ResponseStream) chargeUnfinished() {
 	s.accounted = true
 	u, estimated := s.attemptUsage()
-	s.accountParts(u)
+	hadParts := len(s.parts) > 0
+	parts, partsEstimated := s.accountParts(u)
+	s.spent, s.spentEstimated = parts, partsEstimated
 	if !s.recorded {
-		s.g.account(s.ctx, s.p, s.t, u, s.g.costsAt(s.p, s.t, u), false, estimated, s.g.opts.Now().Sub(s.begin))
+		c := s.g.costsAt(s.p, s.t, u)
+		s.g.account(s.ctx, s.p, s.t, u, c, false, estimated, s.g.opts.Now().Sub(s.begin))
+		if s.p.cache.hit == nil { // a replayed answer called no model: it cost nothing
+			own := usageOf(u, c)
+			s.spent = addUsage(s.spent, own)
+			s.spentEstimated = s.spentEstimated || estimated
+			if n := len(s.p.attempts); hadParts && n > 0 {
+				// Not the only attempt billed: its own share is on it (as complete does).
+				s.p.attempts[n-1].Usage, s.p.attempts[n-1].Estimated = &own, estimated
+			}
+		}
 	}
 }
 
@@ -615,7 +633,7 @@ func (s *ResponseStream) observeEnd(err error) {
 		if !s.p.collected { // a non-streamed request's caller was delivered nothing
 			partial = s.partial
 		}
-		s.g.observePartial(s.ctx, s.p, !s.p.collected, err, &s.t, ttft, partial)
+		s.g.observePartial(s.ctx, s.p, !s.p.collected, err, &s.t, ttft, partial, s.spent, s.spentEstimated)
 	})
 }
 

@@ -1,0 +1,127 @@
+package completions
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// TestStreamCutMidwayIsBilledWhatItSent: a stream that ends before its end after fragments
+// were sent — the upstream connection cut, an error event from the upstream, the caller
+// gone (its context cancelled, or the stream closed) — is billed as its provider bills it:
+// the prompt plus the output streamed so far, counted with the tokenizer when the upstream
+// reported no usage. The charge reaches the key's budget and the ledger once, and the
+// Observer's record (the spend log, the daily rollup and the metrics read it) carries the
+// same usage and cost. A request the upstream rejected before any fragment costs nothing;
+// after a fallback only the attempt whose fragments were sent is billed.
+func TestStreamCutMidwayIsBilledWhatItSent(t *testing.T) {
+	obs := &recordingObserver{}
+	h := newHarness(t, func(o *Options) { o.Observer = obs; o.StreamIdleTimeout = 20 * time.Second })
+	const answer = "one two three four five six"
+	cut := &providers.Error{Provider: "a", Kind: providers.KindStreamBroken, Message: "connection reset by peer"}
+	event := &providers.Error{Provider: "a", Kind: providers.KindOverloaded, Message: "server_error event mid-stream"}
+
+	cases := []struct {
+		name    string
+		steps   []step
+		models  []string
+		outcome string
+		// read is how many fragments the caller reads before it leaves (0: to the end);
+		// leave cancels its context (else it closes the stream).
+		read  int
+		leave func(cancel context.CancelFunc, st *ResponseStream)
+	}{
+		{name: "upstream cut", steps: []step{{text: answer, breakAt: 2, breakErr: cut}}, models: []string{"a/priced"}, outcome: RequestStreamFailed},
+		{name: "error event", steps: []step{{text: answer, breakAt: 3, breakErr: event}}, models: []string{"a/priced"}, outcome: RequestStreamFailed},
+		{name: "client gone", steps: []step{{text: answer, stall: true, stallAt: 2}}, models: []string{"a/priced"}, outcome: RequestCancelled,
+			read: 2, leave: func(cancel context.CancelFunc, _ *ResponseStream) { cancel() }},
+		{name: "stream closed", steps: []step{{text: answer, stall: true, stallAt: 4}}, models: []string{"a/priced"}, outcome: RequestCancelled,
+			read: 3, leave: func(_ context.CancelFunc, st *ResponseStream) { st.Close() }},
+		{name: "cut after a fallback", steps: []step{{err: upstreamErr(providers.KindOverloaded, 503, 0)}}, models: []string{"a/priced", "b/priced"},
+			outcome: RequestStreamFailed},
+	}
+	h.b.on("priced", step{text: answer, breakAt: 2, breakErr: cut})
+	for _, c := range cases {
+		h.a.on("priced", c.steps...)
+		h.ledger.mu.Lock()
+		h.ledger.entries = nil
+		h.ledger.mu.Unlock()
+		budget := NewBudget(BudgetLimits{MaxCostUSD: 1})
+		ctx, cancel := context.WithCancel(context.Background())
+		req := userReq("Count to six", c.models...)
+		req.MaxRetries = intp(0)
+		st, err := h.g.Stream(ctx, Scope{Owner: "k", Budget: budget}, req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var sent []string
+		if c.read == 0 {
+			sent, err = drain(t, st)
+		} else {
+			for range c.read {
+				ck, rerr := st.Recv()
+				if rerr != nil {
+					t.Fatalf("%s: fragment %d: %v", c.name, len(sent)+1, rerr)
+				}
+				sent = append(sent, ck.Text)
+			}
+			c.leave(cancel, st)
+			_, err = st.Recv()
+			st.Close()
+		}
+		cancel()
+		if !errors.Is(err, ErrStreamFailed) || len(sent) == 0 {
+			t.Fatalf("%s: %d fragments then %v, want fragments then a stream failure", c.name, len(sent), err)
+		}
+		model := st.Provider() + "/" + st.Model()
+		want := wantEstimate(model, "Count to six", strings.Join(sent, ""))
+		wantCost := fakePrices{}.Cost(model, want).TotalUSD
+		if want.PromptTokens == 0 || want.CompletionTokens == 0 || wantCost <= 0 {
+			t.Fatalf("%s: estimate %+v cost %v", c.name, want, wantCost)
+		}
+		used := budget.Used(context.Background())
+		if used.Tokens != int64(want.PromptTokens+want.CompletionTokens) || math.Abs(used.CostUSD-wantCost) > 1e-12 || used.Calls != 1 || used.Answered != 0 {
+			t.Errorf("%s: budget %+v, want %d tokens and $%v for one unanswered call", c.name, used, want.PromptTokens+want.CompletionTokens, wantCost)
+		}
+		if e := h.ledger.all(); len(e) != 1 || e[0].Model != model || e[0].Complete || !e[0].Estimated || e[0].Usage != want {
+			t.Errorf("%s: ledger %+v, want one incomplete estimated entry of %s with %+v", c.name, e, model, want)
+		}
+		rec := obs.take(t)
+		if rec.Outcome != c.outcome || rec.Model != model || !rec.UsageEstimated || rec.Usage.PromptTokens != want.PromptTokens ||
+			rec.Usage.CompletionTokens != want.CompletionTokens || math.Abs(rec.Usage.Costs.Spent()-wantCost) > 1e-12 {
+			t.Errorf("%s: record outcome %q model %s usage %+v estimated %v, want %q %s %+v at $%v", c.name, rec.Outcome, rec.Model,
+				rec.Usage, rec.UsageEstimated, c.outcome, model, want, wantCost)
+		}
+		for _, a := range rec.Attempts[:len(rec.Attempts)-1] {
+			if a.Usage != nil { // the rejected attempt before the fallback billed nothing
+				t.Errorf("%s: attempt %s billed %+v", c.name, a.Model, a.Usage)
+			}
+		}
+	}
+
+	// Rejected before any fragment: nothing was sent, the provider billed nothing.
+	h.a.on("priced", step{err: upstreamErr(providers.KindBadRequest, 400, 0)})
+	h.ledger.mu.Lock()
+	h.ledger.entries = nil
+	h.ledger.mu.Unlock()
+	budget := NewBudget(BudgetLimits{MaxCostUSD: 1})
+	req := userReq("Count to six", "a/priced")
+	req.MaxRetries = intp(0)
+	if _, err := h.g.Stream(context.Background(), Scope{Owner: "k", Budget: budget}, req); err == nil {
+		t.Fatal("a rejected stream started")
+	}
+	if used := budget.Used(context.Background()); used.Tokens != 0 || used.CostUSD != 0 {
+		t.Errorf("rejected before the first fragment: budget %+v, want nothing spent", used)
+	}
+	if e := h.ledger.all(); len(e) != 0 {
+		t.Errorf("rejected before the first fragment: ledger %+v", e)
+	}
+	if rec := obs.take(t); rec.Usage.PromptTokens != 0 || rec.Usage.CompletionTokens != 0 || rec.Usage.Costs.Spent() != 0 {
+		t.Errorf("rejected before the first fragment: record usage %+v", rec.Usage)
+	}
+}
