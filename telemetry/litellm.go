@@ -197,12 +197,13 @@ func pick(dst []string, v *[nLabels]string, idx []int) []string {
 
 // observe records r under LiteLLM's names.
 func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
-	if r.Outcome == completions.RequestCancelled {
-		return // the client left: it was answered nothing, neither success nor failure
+	ok := r.Outcome == completions.RequestOK
+	billed := r.Usage.PromptTokens > 0 || r.Usage.CompletionTokens > 0 || r.Usage.Costs.Spent() > 0
+	if r.Outcome == completions.RequestCancelled && !billed {
+		return // the client left before anything was billed
 	}
 	var v [nLabels]string
 	var buf [16]string
-	ok := r.Outcome == completions.RequestOK
 	v[lKeyHash], v[lTeam], v[lUser] = r.KeyID, r.TeamID, r.UserID
 	if l.opts.EndUser {
 		v[lEndUser] = r.EndUser
@@ -220,15 +221,23 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		v[lModel] = m.modelLabel(l.name(answered), ok)
 		v[lModelID] = l.deploymentID(r.ModelGroup, answered)
 	}
-	if ok {
-		v[lStatus] = "200"
-		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
+	if ok || billed {
+		// The spend and tokens of an answer, and what a request that ended without one was
+		// billed (a stream cut midway, its client gone, an answer a guardrail blocked): the
+		// key's spend counts them, so the spend metric does too.
 		l.spend.WithLabelValues(pick(buf[:], &v, llSpend)...).Add(r.Usage.Costs.Spent())
 		in, out := float64(r.Usage.PromptTokens), float64(r.Usage.CompletionTokens)
 		tok := pick(buf[:], &v, llTokens)
 		l.totalTokens.WithLabelValues(tok...).Add(in + out)
 		l.inputTokens.WithLabelValues(tok...).Add(in)
 		l.outputTokens.WithLabelValues(tok...).Add(out)
+	}
+	if r.Outcome == completions.RequestCancelled {
+		return // the client left: it was answered nothing, neither success nor failure
+	}
+	if ok {
+		v[lStatus] = "200"
+		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
 		l.reqLatency.WithLabelValues(pick(buf[:], &v, llReqLatency)...).Observe(r.Latency.Seconds())
 		if r.Stream && r.TTFT > 0 {
 			l.ttft.WithLabelValues(pick(buf[:], &v, llAPILatency)...).Observe(r.TTFT.Seconds())
