@@ -125,3 +125,44 @@ func TestStreamCutMidwayIsBilledWhatItSent(t *testing.T) {
 		t.Errorf("rejected before the first fragment: record usage %+v", rec.Usage)
 	}
 }
+
+// TestContinuedStreamCutIsBilledBothParts: a stream broken midway, continued on another
+// model that breaks in turn, is billed both upstreams' parts; the Observer's record
+// carries their sum — what the key's budget and the ledger were charged — and each
+// attempt its own share.
+func TestContinuedStreamCutIsBilledBothParts(t *testing.T) {
+	obs := &recordingObserver{}
+	h := newHarness(t, func(o *Options) { o.Observer = obs; o.StreamIdleTimeout = 20 * time.Second })
+	h.g.opts.Providers = fakeRegistry{"a": h.a, "b": s8Prefill{h.b}}
+	cut := &providers.Error{Kind: providers.KindStreamBroken, Message: "connection reset by peer"}
+	h.a.on("priced", step{text: "one two three four", breakAt: 2, breakErr: cut})
+	h.b.on("priced", step{text: "three four five six", breakAt: 2, breakErr: cut})
+	budget := NewBudget(BudgetLimits{MaxCostUSD: 1})
+	st, err := h.g.Stream(context.Background(), Scope{Owner: "k", Budget: budget}, userReq("Count to six", "a/priced", "b/priced"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := drain(t, st)
+	if !errors.Is(err, ErrStreamFailed) || len(sent) != 4 {
+		t.Fatalf("%q then %v, want four fragments (two of each model) then a stream failure", sent, err)
+	}
+	rec := obs.take(t)
+	if len(rec.Attempts) != 2 || rec.Attempts[1].ContinuedFrom == nil {
+		t.Fatalf("attempts %+v, want the broken one and its continuation", rec.Attempts)
+	}
+	var sum Usage
+	for _, a := range rec.Attempts {
+		if a.Usage == nil || a.Usage.PromptTokens == 0 || a.Usage.CompletionTokens == 0 || a.Usage.Costs.Spent() <= 0 || !a.Estimated {
+			t.Fatalf("attempt %s usage %+v estimated %v, want its own estimated share", a.Model, a.Usage, a.Estimated)
+		}
+		sum = addUsage(sum, *a.Usage)
+	}
+	used := budget.Used(context.Background())
+	if rec.Usage.PromptTokens != sum.PromptTokens || rec.Usage.CompletionTokens != sum.CompletionTokens || math.Abs(rec.Usage.Costs.Spent()-sum.Costs.Spent()) > 1e-12 ||
+		!rec.UsageEstimated || used.Tokens != int64(sum.PromptTokens+sum.CompletionTokens) || math.Abs(used.CostUSD-sum.Costs.Spent()) > 1e-12 {
+		t.Errorf("record usage %+v (estimated %v), budget %+v; want both parts: %+v", rec.Usage, rec.UsageEstimated, used, sum)
+	}
+	if e := h.ledger.all(); len(e) != 2 {
+		t.Errorf("ledger %+v, want an entry per part", e)
+	}
+}
