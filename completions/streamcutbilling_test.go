@@ -102,6 +102,14 @@ func TestStreamCutMidwayIsBilledWhatItSent(t *testing.T) {
 				t.Errorf("%s: attempt %s billed %+v", c.name, a.Model, a.Usage)
 			}
 		}
+		// The cut stream's place in the budget's spend gate (MaxCostUSD keeps one) was
+		// given back when it ended: none is held for the budget.
+		h.g.spend.mu.Lock()
+		gate := h.g.spend.m[gateKey(budget)]
+		h.g.spend.mu.Unlock()
+		if gate != nil {
+			t.Errorf("%s: the budget's spend gate still holds %d requests in flight", c.name, gate.inflight)
+		}
 	}
 
 	// Rejected before any fragment: nothing was sent, the provider billed nothing.
