@@ -70,7 +70,7 @@ var cutStreamWords = []string{"Once", " upon", " a"}
 // a stream that breaks after three words (the upstream connection cut, an error event from
 // the upstream, the client gone, the cut after a fallback) is charged the prompt and the
 // three words — counted with the tokenizer, as the upstream reported no usage — to the
-// key's spend, and shows that usage and cost as a failed (or cancelled) request in
+// key's spend (and its team's and its user's), and shows that usage and cost as a failed (or cancelled) request in
 // /spend/logs and in /user/daily/activity. A request the upstream rejected before any
 // chunk costs nothing.
 func TestStreamCutMidwayIsBilledEverywhere(t *testing.T) {
@@ -100,7 +100,23 @@ func TestStreamCutMidwayIsBilledEverywhere(t *testing.T) {
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
-	vk := issue(t, s, `{"name":"cutter","max_budget_usd":5}`)
+	for path, body := range map[string]string{"/team/new": `{"team_id":"cutters","max_budget":5}`, "/user/new": `{"user_id":"cal","max_budget":5}`} {
+		if r := do(t, s, "POST", path, testKey, body); r.status != http.StatusOK {
+			t.Fatalf("POST %s: %d %s", path, r.status, r.raw)
+		}
+	}
+	gen := litellmGenerate(t, s, `{"key_alias":"cutter","team_id":"cutters","user_id":"cal","max_budget":5}`)
+	vk := virtualKey{ID: gen.Token, Key: gen.Key}
+	// spent is what the key, its team and its user spent.
+	spent := func() (key, team, user float64) {
+		t.Helper()
+		var ti litellmTeamInfo
+		if r := do(t, s, "GET", "/team/info?team_id=cutters", testKey, ""); r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &ti) != nil {
+			t.Fatalf("/team/info: %d %s", r.status, r.raw)
+		}
+		u := litellmUserInfoOf(t, s, "cal")
+		return keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID).Spend.CostUSD, ti.TeamInfo.Spend, u.UserInfo.Spend
+	}
 
 	// chat streams prompt to model as vk and reads it to its end ("hang": to its third
 	// word, then leaves); it returns the status and the words read.
@@ -163,6 +179,9 @@ func TestStreamCutMidwayIsBilledEverywhere(t *testing.T) {
 		if sp := keySpend(); math.Abs(sp.CostUSD-wantCost) > 1e-9 || sp.Tokens != wantTokens {
 			t.Errorf("%s: key spend $%v %d tokens, want $%v %d tokens (the prompt and the words sent)", c.prompt, sp.CostUSD, sp.Tokens, wantCost, wantTokens)
 		}
+		if _, team, user := spent(); math.Abs(team-wantCost) > 1e-9 || math.Abs(user-wantCost) > 1e-9 {
+			t.Errorf("%s: the team spent $%v, the user $%v; want $%v each", c.prompt, team, user, wantCost)
+		}
 		rows := spendLogs(t, s, vk.Key, "")
 		row := rows[0]
 		sy, _ := row.Metadata["switchyard"].(map[string]any)
@@ -180,6 +199,9 @@ func TestStreamCutMidwayIsBilledEverywhere(t *testing.T) {
 	}
 	if sp := keySpend(); sp.CostUSD != before.CostUSD || sp.Tokens != before.Tokens {
 		t.Errorf("rejected before the first chunk: key spend %+v, was %+v", sp, before)
+	}
+	if key, team, user := spent(); math.Abs(team-key) > 1e-9 || math.Abs(user-key) > 1e-9 {
+		t.Errorf("rejected before the first chunk: the key spent $%v, its team $%v, its user $%v", key, team, user)
 	}
 	if rows := spendLogs(t, s, vk.Key, ""); len(rows) != len(cases)+1 || rows[0].Spend != 0 || rows[0].PromptTokens != 0 || rows[0].Status != "failure" {
 		t.Errorf("rejected before the first chunk: /spend/logs %+v", rows)
