@@ -85,13 +85,19 @@ type ResponseStream struct {
 	recvMu    sync.Mutex
 	accounted bool
 	// spent is what chargeUnfinished charged for a stream that ended before its end (the
-	// earlier parts and the answering attempt so far), spentEstimated whether any of it was
-	// counted locally: the Observer's record carries it (RequestRecord.Usage).
-	spent          Usage
-	spentEstimated bool
+	// earlier parts and the answering attempt so far; nil until then, so that a stream that
+	// completes carries none of it): the Observer's record carries it (RequestRecord.Usage).
+	spent *spentUsage
 	// closedEarly: the caller closed the stream before its end (a Recv the closed upstream
 	// then ends records the attempt as cancelled, not as the model's failure).
 	closedEarly atomic.Bool
+}
+
+// spentUsage is what a stream that ended before its end was charged; estimated says some
+// of it was counted locally.
+type spentUsage struct {
+	usage     Usage
+	estimated bool
 }
 
 // attemptStream is the state of one streaming attempt before its first fragment.
@@ -602,14 +608,14 @@ func (s *ResponseStream) chargeUnfinished() {
 	u, estimated := s.attemptUsage()
 	hadParts := len(s.parts) > 0
 	parts, partsEstimated := s.accountParts(u)
-	s.spent, s.spentEstimated = parts, partsEstimated
+	s.spent = &spentUsage{parts, partsEstimated}
 	if !s.recorded {
 		c := s.g.costsAt(s.p, s.t, u)
 		s.g.account(s.ctx, s.p, s.t, u, c, false, estimated, s.g.opts.Now().Sub(s.begin))
 		if s.p.cache.hit == nil { // a replayed answer called no model: it cost nothing
 			own := usageOf(u, c)
-			s.spent = addUsage(s.spent, own)
-			s.spentEstimated = s.spentEstimated || estimated
+			s.spent.usage = addUsage(s.spent.usage, own)
+			s.spent.estimated = s.spent.estimated || estimated
 			if n := len(s.p.attempts); hadParts && n > 0 {
 				// Not the only attempt billed: its own share is on it (as complete does).
 				s.p.attempts[n-1].Usage, s.p.attempts[n-1].Estimated = &own, estimated
@@ -633,7 +639,11 @@ func (s *ResponseStream) observeEnd(err error) {
 		if !s.p.collected { // a non-streamed request's caller was delivered nothing
 			partial = s.partial
 		}
-		s.g.observePartial(s.ctx, s.p, !s.p.collected, err, &s.t, ttft, partial, s.spent, s.spentEstimated)
+		var spent spentUsage
+		if s.spent != nil {
+			spent = *s.spent
+		}
+		s.g.observePartial(s.ctx, s.p, !s.p.collected, err, &s.t, ttft, partial, spent.usage, spent.estimated)
 	})
 }
 
