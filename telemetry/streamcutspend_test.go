@@ -69,3 +69,24 @@ func sumOf(t *testing.T, m *Metrics, name string) float64 {
 	}
 	return sum
 }
+
+// TestCutStreamSpanCarriesItsUsage: the span of a stream cut midway (or left by its
+// client) carries what it was billed — its input and output tokens and its cost — beside
+// its error status; one billed nothing carries no usage.
+func TestCutStreamSpanCarriesItsUsage(t *testing.T) {
+	for _, cancelled := range []bool{false, true} {
+		r := brokenStream("Once upon a", cancelled)
+		r.Usage = completions.Usage{PromptTokens: 8, CompletionTokens: 3, TotalTokens: 11, Costs: completions.Costs{TotalTokensCost: 0.014, PriceKnown: true}}
+		sp := chatSpanStub(t, observedSpans(t, TracingOptions{}, r))
+		in, okIn := attrOf(sp.Attributes, "gen_ai.usage.input_tokens")
+		out, okOut := attrOf(sp.Attributes, "gen_ai.usage.output_tokens")
+		cost, okCost := attrOf(sp.Attributes, "switchyard.cost_usd")
+		if !okIn || !okOut || !okCost || in.AsInt64() != 8 || out.AsInt64() != 3 || cost.AsFloat64() != 0.014 {
+			t.Errorf("cancelled %v: span usage %v %v $%v, want 8 in, 3 out, $0.014", cancelled, in.AsInt64(), out.AsInt64(), cost.AsFloat64())
+		}
+		r.Usage = completions.Usage{}
+		if _, ok := attrOf(chatSpanStub(t, observedSpans(t, TracingOptions{}, r)).Attributes, "gen_ai.usage.input_tokens"); ok {
+			t.Errorf("cancelled %v: usage on the span of a stream billed nothing", cancelled)
+		}
+	}
+}

@@ -226,6 +226,12 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 		if r.Err != nil {
 			span.SetAttributes(attribute.String("error.type", errorType(r)))
 		}
+		if r.Usage.PromptTokens > 0 || r.Usage.CompletionTokens > 0 || r.Usage.Costs.Spent() > 0 {
+			// Billed without an answer (a stream cut midway, its client gone): what it cost.
+			span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", r.Usage.PromptTokens),
+				attribute.Int("gen_ai.usage.output_tokens", r.Usage.CompletionTokens),
+				attribute.Float64("switchyard.cost_usd", r.Usage.Costs.Spent()))
+		}
 	}
 	// Each attempt's span says what that attempt asked: its own provider and model, and
 	// the sampling parameters sent to it, its max_tokens its own (Attempt.MaxTokens: the
