@@ -209,6 +209,9 @@ func (g *Gateway) observePartial(ctx context.Context, p *plan, stream bool, err 
 	switch {
 	case errors.As(err, &cf):
 		r.Outcome = RequestFiltered
+		if spent == (Usage{}) { // the blocked call was billed (contentFiltered): what it cost
+			r.Usage, r.UsageEstimated = cf.Usage, cf.UsageEstimated
+		}
 	case errors.Is(err, ErrGuardrailBlocked):
 		r.Outcome = RequestBlocked
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed):

@@ -174,3 +174,39 @@ func TestContinuedStreamCutIsBilledBothParts(t *testing.T) {
 		t.Errorf("ledger %+v, want an entry per part", e)
 	}
 }
+
+// TestFilteredRequestRecordCarriesItsCharge: a request a provider's content filter blocked
+// is billed (the usage the upstream reported beside the refusal, else the prompt
+// estimated); its record carries that same charge, streamed or not, so that the spend log
+// and the daily spend count what the key's budget was charged.
+func TestFilteredRequestRecordCarriesItsCharge(t *testing.T) {
+	obs := &recordingObserver{}
+	h := newHarness(t, func(o *Options) { o.Observer = obs })
+	for _, stream := range []bool{false, true} {
+		for _, reported := range []*providers.Usage{{PromptTokens: 9, CompletionTokens: 4}, nil} {
+			h.a.on("priced", step{err: &providers.Error{Provider: "a", Model: "priced", Kind: providers.KindContentFilter, StatusCode: 400,
+				Message: "filtered", Usage: reported}})
+			budget := NewBudget(BudgetLimits{MaxCostUSD: 1})
+			req := userReq("Say something awful", "a/priced")
+			req.MaxRetries = intp(0)
+			var err error
+			if stream {
+				_, err = h.g.Stream(context.Background(), Scope{Owner: "k", Budget: budget}, req)
+			} else {
+				_, err = h.g.Complete(context.Background(), Scope{Owner: "k", Budget: budget}, req)
+			}
+			var cf *ContentFilterError
+			if !errors.As(err, &cf) {
+				t.Fatalf("stream %v: err = %v, want a content filter refusal", stream, err)
+			}
+			used := budget.Used(context.Background())
+			rec := obs.take(t)
+			if used.Tokens == 0 || used.CostUSD <= 0 || rec.Outcome != RequestFiltered ||
+				int64(rec.Usage.PromptTokens+rec.Usage.CompletionTokens) != used.Tokens || math.Abs(rec.Usage.Costs.Spent()-used.CostUSD) > 1e-12 ||
+				rec.UsageEstimated != (reported == nil) {
+				t.Errorf("stream %v, reported %v: budget charged %d tokens $%v; record %q usage %+v estimated %v", stream, reported,
+					used.Tokens, used.CostUSD, rec.Outcome, rec.Usage, rec.UsageEstimated)
+			}
+		}
+	}
+}
