@@ -79,7 +79,9 @@ type RequestRecord struct {
 	// RequestStreamFailed and RequestCancelled) carries what it was charged, as its
 	// upstreams bill it: the prompt and the output streamed so far (estimated when they
 	// reported none), with any earlier parts (a continued start, a hedged start that lost).
-	// It is zero when nothing was answered (every attempt failed before its first fragment).
+	// A request a content filter refused (RequestFiltered) carries what the refused call was
+	// billed (ContentFilterError.Usage). It is zero when nothing was billed (every attempt
+	// failed before its first fragment).
 	Usage          Usage
 	UsageEstimated bool
 	// Continuations counts models that continued a broken stream.
