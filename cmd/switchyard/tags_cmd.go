@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/switchyard-ai/switchyard/client"
@@ -15,13 +16,14 @@ import (
 // given (update changes only those).
 type tagFlags struct {
 	description, budgetDuration string
+	models                      string
 	maxBudget, softBudget       float64
 	tpm                         int64
 	set                         map[string]bool
 }
 
 // tagSettings are the names of tagFlags' flags.
-var tagSettings = []string{"description", "max-budget-usd", "soft-budget-usd", "budget-duration", "tpm"}
+var tagSettings = []string{"description", "max-budget-usd", "soft-budget-usd", "budget-duration", "tpm", "models"}
 
 func addTagFlags(fs *flag.FlagSet) *tagFlags {
 	f := &tagFlags{}
@@ -30,6 +32,7 @@ func addTagFlags(fs *flag.FlagSet) *tagFlags {
 	fs.Float64Var(&f.softBudget, "soft-budget-usd", 0, "USD mark that sends a budget alert and never blocks; 0: none")
 	fs.StringVar(&f.budgetDuration, "budget-duration", "", "period after which the tag's spend starts again from zero: 30d, 12h")
 	fs.Int64Var(&f.tpm, "tpm", 0, "tokens per minute of the requests naming the tag together; 0: no bound")
+	fs.StringVar(&f.models, "models", "", "comma-separated deployments (model ids or model group names) that carry the tag for tag routing (LiteLLM's tag models); update: they replace the tag's, \"\" removes them")
 	return f
 }
 
@@ -64,7 +67,7 @@ func runTags(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return errors.New("give one tag: switchyard tags create engineering --max-budget-usd 500 --budget-duration 30d")
 		}
 		return show(c.CreateTag(ctx, &client.TagRequest{Name: pos[0], Description: tf.description, MaxBudgetUSD: tf.maxBudget,
-			SoftBudgetUSD: tf.softBudget, BudgetDuration: tf.budgetDuration, TokensPerMinute: tf.tpm}))
+			SoftBudgetUSD: tf.softBudget, BudgetDuration: tf.budgetDuration, TokensPerMinute: tf.tpm, Models: splitModels(tf.models)}))
 	case "update":
 		if len(pos) != 1 {
 			return errors.New("give one tag: switchyard tags update engineering --max-budget-usd 800")
@@ -74,6 +77,9 @@ func runTags(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			SoftBudgetUSD:   given(tf.set, "soft-budget-usd", &tf.softBudget),
 			BudgetDuration:  given(tf.set, "budget-duration", &tf.budgetDuration),
 			TokensPerMinute: given(tf.set, "tpm", &tf.tpm),
+		}
+		if tf.set["models"] {
+			u.Models = splitModels(tf.models) // --models "": none (never nil)
 		}
 		if tf.set["max-budget-usd"] { // 0 is no bound, as for keys, teams and organizations
 			if tf.maxBudget == 0 {
@@ -139,6 +145,9 @@ func printTag(w io.Writer, t *client.Tag) {
 	fmt.Fprintf(w, "tag:       %s\n", t.Name)
 	if t.Description != "" {
 		fmt.Fprintf(w, "about:     %s\n", t.Description)
+	}
+	if len(t.Models) > 0 {
+		fmt.Fprintf(w, "models:    %s\n", strings.Join(t.Models, ","))
 	}
 	fmt.Fprintf(w, "budget:    %s\n", tagBudget(*t))
 	if b := t.Budget; b != nil && b.SoftBudgetUSD != nil {

@@ -40,3 +40,29 @@ func TestTagsCommand(t *testing.T) {
 		t.Fatalf("a deleted tag: %d %s", code, errOut)
 	}
 }
+
+// TestTagsCommandModels: a tag's models (the deployments that carry it for tag routing)
+// are set on create, replaced and removed on update, refused on show, and shown.
+func TestTagsCommandModels(t *testing.T) {
+	gatewayCLIServer(t)
+
+	if code, out, errOut := cli(t, "tags", "create", "routed", "--models", "dep-a, dep-b"); code != 0 || !strings.Contains(out, "models:    dep-a,dep-b") {
+		t.Fatalf("create: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "tags", "show", "routed", "--json"); code != 0 || !strings.Contains(strings.Join(strings.Fields(out), ""), `"models":["dep-a","dep-b"]`) {
+		t.Fatalf("show: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "tags", "update", "routed", "--models", "dep-c", "--tpm", "10"); code != 0 || !strings.Contains(out, "models:    dep-c\n") || !strings.Contains(out, "10 tokens per minute") {
+		t.Fatalf("update: %d %s %s", code, out, errOut)
+	}
+	// Another setting alone keeps the models.
+	if code, out, errOut := cli(t, "tags", "update", "routed", "--description", "R"); code != 0 || !strings.Contains(out, "models:    dep-c\n") {
+		t.Fatalf("update without --models: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "tags", "update", "routed", "--models", ""); code != 0 || strings.Contains(out, "models:") {
+		t.Fatalf("remove: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "tags", "show", "routed", "--models", "x"); code == 0 || !strings.Contains(errOut, "--models is for tags create and tags update") {
+		t.Fatalf("--models on show: %d %s", code, errOut)
+	}
+}

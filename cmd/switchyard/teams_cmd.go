@@ -16,7 +16,7 @@ import (
 // were given (update changes only those).
 type teamFlags struct {
 	id, name, models, budgetDuration string
-	organization                     string
+	organization, tags               string
 	maxBudget                        float64
 	rpm                              int
 	tpm                              int64
@@ -34,6 +34,7 @@ func addTeamFlags(fs *flag.FlagSet) *teamFlags {
 	fs.IntVar(&f.rpm, "rpm", 0, "requests per minute of all the team's keys together; 0: no bound")
 	fs.Int64Var(&f.tpm, "tpm", 0, "tokens per minute of all the team's keys together; 0: no bound")
 	fs.BoolVar(&f.blocked, "blocked", false, "every key of the team is refused; update: --blocked=false unblocks it")
+	fs.StringVar(&f.tags, "tags", "", "comma-separated tags every request of the team's keys carries after the key's own (LiteLLM's team-level tags, kept as metadata tags): for tag routing, tag budgets (switchyard tags) and spend per tag; update: they replace the team's tags alone (\"\" removes them)")
 	fs.StringVar(&f.organization, "organization", "", "the organization the team is in (switchyard orgs create): its models bound the team's, its account holds the team's keys' spend too; update: \"\" takes the team out")
 	return f
 }
@@ -61,7 +62,7 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if sub != "create" && sub != "update" {
-		settings := []string{"id", "name", "models", "max-budget-usd", "budget-duration", "rpm", "tpm", "blocked", "organization"}
+		settings := []string{"id", "name", "models", "max-budget-usd", "budget-duration", "rpm", "tpm", "blocked", "organization", "tags"}
 		if err := flagsOnlyFor(tf.set, settings, "teams create and teams update"); err != nil {
 			return err
 		}
@@ -73,7 +74,8 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("unexpected argument %q (settings are flags: switchyard teams create --id eng --max-budget-usd 100)", pos[0])
 		}
 		return show(c.CreateTeam(ctx, &client.TeamRequest{TeamID: tf.id, Name: tf.name, Models: splitModels(tf.models),
-			MaxBudgetUSD: tf.maxBudget, BudgetDuration: tf.budgetDuration, RequestsPerMinute: tf.rpm, TokensPerMinute: tf.tpm, Blocked: tf.blocked, OrganizationID: tf.organization}))
+			MaxBudgetUSD: tf.maxBudget, BudgetDuration: tf.budgetDuration, RequestsPerMinute: tf.rpm, TokensPerMinute: tf.tpm, Blocked: tf.blocked, OrganizationID: tf.organization,
+			Tags: splitModels(tf.tags)}))
 	case "update":
 		if len(pos) != 1 || tf.set["id"] {
 			return errors.New("give one team id: switchyard teams update ID --max-budget-usd 200")
@@ -89,6 +91,9 @@ func runTeams(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if tf.set["models"] {
 			u.Models = splitModels(tf.models)
+		}
+		if tf.set["tags"] {
+			u.Tags = splitModels(tf.tags) // --tags "": none (never nil)
 		}
 		return show(c.UpdateTeam(ctx, pos[0], u))
 	case "show":
@@ -149,6 +154,9 @@ func printTeam(w io.Writer, t *client.Team) {
 		fmt.Fprintf(w, "org:       %s\n", t.OrganizationID)
 	}
 	fmt.Fprintf(w, "models:    %s\n", teamModels(*t))
+	if len(t.Tags) > 0 {
+		fmt.Fprintf(w, "tags:      %s\n", strings.Join(t.Tags, ","))
+	}
 	fmt.Fprintf(w, "budget:    %s\n", teamBudget(*t))
 	if t.RequestsPerMinute > 0 || t.TokensPerMinute > 0 {
 		fmt.Fprintf(w, "rate:      %d requests, %d tokens per minute (0: none)\n", t.RequestsPerMinute, t.TokensPerMinute)

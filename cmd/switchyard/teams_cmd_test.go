@@ -45,3 +45,31 @@ func TestTeamsCommand(t *testing.T) {
 		t.Fatalf("the deleted team's key: %d %s", code, errOut)
 	}
 }
+
+// TestTeamsCommandTags: a team's tags are set on create, shown, replaced and removed on
+// update (its other settings kept), and refused on show.
+func TestTeamsCommandTags(t *testing.T) {
+	gatewayCLIServer(t)
+
+	if code, out, errOut := cli(t, "teams", "create", "--id", "tagged", "--tags", "env:prod, team:eng", "--rpm", "60"); code != 0 || !strings.Contains(out, "tags:      env:prod,team:eng") {
+		t.Fatalf("create: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "teams", "show", "tagged", "--json"); code != 0 || !strings.Contains(strings.Join(strings.Fields(out), ""), `"tags":["env:prod","team:eng"]`) {
+		t.Fatalf("show: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "teams", "update", "tagged", "--tags", "env:dev"); code != 0 || !strings.Contains(out, "tags:      env:dev\n") || !strings.Contains(out, "60 requests") {
+		t.Fatalf("update: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "teams", "update", "tagged", "--name", "T"); code != 0 || !strings.Contains(out, "tags:      env:dev\n") {
+		t.Fatalf("update without --tags: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "teams", "update", "tagged", "--tags", ""); code != 0 || strings.Contains(out, "tags:") {
+		t.Fatalf("remove: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "teams", "create", "--id", "bad", "--tags", "x,batch:1"); code == 0 || !strings.Contains(errOut, "tags") {
+		t.Fatalf("a bad tag: %d %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "teams", "show", "tagged", "--tags", "x"); code == 0 || !strings.Contains(errOut, "--tags is for teams create and teams update") {
+		t.Fatalf("--tags on show: %d %s", code, errOut)
+	}
+}
