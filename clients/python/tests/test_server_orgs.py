@@ -135,6 +135,37 @@ class OrganizationsServerTest(unittest.TestCase):
 @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
 @needs("completions")
 class TagsServerTest(unittest.TestCase):
+    def test_tag_models(self):
+        c = switchyard.Client()
+        name = _uid("routed-")
+        tag = switchyard.create_tag(name, models=("dep-a", "dep-b"), client=c)
+        self.assertEqual(tag["models"], ["dep-a", "dep-b"])
+        self.assertEqual(switchyard.get_tag(name, client=c)["models"], ["dep-a", "dep-b"])
+        self.assertEqual(switchyard.update_tag(name, models=["dep-c"], client=c)["models"], ["dep-c"])
+        self.assertEqual(switchyard.update_tag(name, tpm_limit=5, client=c)["models"], ["dep-c"])
+        self.assertEqual(switchyard.update_tag(name, models=[], client=c)["models"], [])
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            switchyard.create_tag(_uid("routed-"), models=[""], client=c)
+        self.assertIn("models", cm.exception.message)
+        switchyard.delete_tag(name, client=c)
+
+    def test_team_tags(self):
+        c = switchyard.Client()
+        tid = _uid("tagged-")
+        team = switchyard.create_team(team_id=tid, tags=("env:prod", "team:eng"), metadata={"owner": "ann"}, client=c)
+        self.assertEqual(team["tags"], ["env:prod", "team:eng"])
+        self.assertEqual(team["metadata"], {"owner": "ann", "tags": ["env:prod", "team:eng"]})
+        self.assertEqual(switchyard.get_team(tid, client=c)["tags"], ["env:prod", "team:eng"])
+        up = switchyard.update_team(tid, tags=["env:dev"], client=c)
+        self.assertEqual((up["tags"], up["metadata"]), (["env:dev"], {"owner": "ann", "tags": ["env:dev"]}))
+        up = switchyard.update_team(tid, tags=None, client=c)
+        self.assertNotIn("tags", up)
+        self.assertEqual(up["metadata"], {"owner": "ann"})
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.create_team(team_id=_uid("tagged-"), tags=["batch:1"], client=c)
+        self.assertIn("tags", cm.exception.message)
+        switchyard.delete_team(tid, client=c)
+
     def test_tag_budget(self):
         c = switchyard.Client()
         name = _uid("tag-")
