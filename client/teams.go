@@ -34,7 +34,7 @@ type TeamRequest struct {
 	OrganizationID string `json:"organization_id,omitempty"`
 	// Tags are the team's tags (LiteLLM's team-level tags): every request of the team's
 	// keys carries them after the key's own, for tag routing, tag budgets (CreateTag) and
-	// spend per tag. The server keeps them as Metadata's tags; given both, they must agree.
+	// spend per tag. The server keeps them as Metadata's tags; given both, Tags win.
 	Tags []string `json:"tags,omitempty"`
 }
 

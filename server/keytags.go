@@ -76,9 +76,12 @@ func (req *keyRequest) linkTags(metadataGiven bool) error {
 }
 
 // linkTags puts req.Tags, given in a team request, into req's metadata as its tags label
-// (none: removed), as a key request's linkTags does.
-func (req *teamRequest) linkTags(metadataGiven bool) error {
-	md, err := linkTagsLabel(req.Tags, req.Metadata, metadataGiven, "the team's tags: every request of its keys carries them")
+// (none: removed), or answers 422 naming tags when they are not tags. Unlike a native key
+// request's, tags given beside a metadata.tags label of other tags win and replace it, as
+// LiteLLM's /team/new and /team/update set the top-level tags into the metadata after it
+// (and as /key/generate does here).
+func (req *teamRequest) linkTags() error {
+	md, err := linkTagsLabel(req.Tags, req.Metadata, false, "the team's tags: every request of its keys carries them")
 	if err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ type litellmTeamRequest struct {
 	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (at most 16 KiB of JSON)"`
 	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request"`
 	OrganizationID *string        `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (its models bound the team's; its account holds the team's keys' spend too); null on /team/update takes the team out"`
-	Tags           []string       `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags and answered there): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag; beside metadata with a tags label the two must agree; null on /team/update removes them"`
+	Tags           []string       `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags and answered there): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag; beside metadata with a tags label they win (the label is replaced by them\\, as on LiteLLM); null on /team/update removes them"`
 }
 
 // litellmTeamPath reports the team paths answered in LiteLLM's error envelope.

@@ -50,7 +50,7 @@ type teamRequest struct {
 	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request until set false"`
 	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (POST /organization/new makes one): its models bound the team's and its account holds the team's keys' spend too; empty for none"`
 	// Tags are the team's tags, kept as metadata.tags (where LiteLLM's team-level tags are).
-	Tags []string `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag (at most 16 with a key's and the request's own); beside metadata with a tags label the two must agree; on PATCH they replace the team's tags alone (its other labels kept)\\, [] or null removes them"`
+	Tags []string `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag (at most 16 with a key's and the request's own); beside metadata with a tags label they win (the label is replaced by them); on PATCH they replace the team's tags alone (its other labels kept)\\, [] or null removes them"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it), as a virtual key's budgetBlock.
 	budgetBlock bool
@@ -246,7 +246,7 @@ func (s *Server) createTeam(ctx context.Context, g *completions.Gateway, owner s
 		return nil, err
 	}
 	if req.Tags != nil {
-		if err := req.linkTags(true); err != nil {
+		if err := req.linkTags(); err != nil {
 			return nil, err
 		}
 	}
@@ -375,7 +375,7 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 			return e
 		}
 		if _, ok := given["tags"]; ok { // null or []: the team's tags removed
-			if err := req.linkTags(metadataGiven); err != nil {
+			if err := req.linkTags(); err != nil {
 				return err
 			}
 		}
