@@ -12,6 +12,10 @@ import (
 	"github.com/switchyard-ai/switchyard/client"
 )
 
+// maxActivityPageSize is the most days a page of daily activity holds (the server's bound
+// on page_size).
+const maxActivityPageSize = 1000
+
 // runActivity is `switchyard activity`: LiteLLM's daily activity (/user/daily/activity, or
 // /tag/daily/activity with --by tag, /team/daily/activity with --by team) of the calling
 // key, per day with its per-model, per-tag, per-team or per-key breakdown.
@@ -28,13 +32,21 @@ func runActivity(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	apiKey := fs.String("api-key", "", "--by model or key: only this key (a virtual key's id vk_…, the key itself, or the calling key's owner id key_… for its own requests)")
 	user := fs.String("user", "", "--by model or key: only this user's requests (those of the virtual keys made for it); a user's virtual key reads its own user's without it")
 	page := fs.Int("page", 0, "the page of days, newest first (default 1)")
-	pageSize := fs.Int("page-size", 50, "days per page, 1 to 1000 (sent always: the server's default is 50 days on /user/daily/activity, 10 on the team and tag routes, as LiteLLM's)")
+	pageSize := fs.Int("page-size", 50, fmt.Sprintf("days per page, 1 to %d (sent always: the server's default is 50 days on /user/daily/activity, 10 on the team and tag routes, as LiteLLM's)", maxActivityPageSize))
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (switchyard activity --from 2025-06-01 --to 2025-06-30)", pos[0])
+	}
+	// Refused here: the client sends no page when it is not positive, which would show
+	// page 1 as if the flag had been taken.
+	if given := flagsGiven(fs); given["page"] && *page < 1 {
+		return fmt.Errorf("--page must be 1 or more, got %d", *page)
+	}
+	if *pageSize < 1 || *pageSize > maxActivityPageSize {
+		return fmt.Errorf("--page-size must be 1 to %d, got %d", maxActivityPageSize, *pageSize)
 	}
 	q := client.DailyActivityQuery{Model: *model, APIKey: *apiKey, UserID: *user, Page: *page, PageSize: *pageSize}
 	if q.To, err = activityDay(*to, "--to", time.Now().UTC()); err != nil {

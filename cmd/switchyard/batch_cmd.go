@@ -50,6 +50,9 @@ func runBatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	switch sub {
 	case "list":
+		if *limit < 1 || *limit > 100 { // the client would send no limit (20) for one not positive
+			return fmt.Errorf("--limit must be 1-100, got %d", *limit)
+		}
 		l, err := c.ListBatches(ctx, "", *limit)
 		if err != nil {
 			return err
