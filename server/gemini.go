@@ -37,7 +37,12 @@ func geminiKey(r *http.Request) string {
 	if k := strings.TrimSpace(r.Header.Get("X-Goog-Api-Key")); k != "" {
 		return k
 	}
-	return strings.TrimSpace(r.URL.Query().Get("key"))
+	// Read before the route's handler (scalarQuery), so the last of repeated keys here too,
+	// as LiteLLM's request.query_params.get("key") reads it.
+	if vs := r.URL.Query()["key"]; len(vs) > 0 {
+		return strings.TrimSpace(vs[len(vs)-1])
+	}
+	return ""
 }
 
 // geminiErrors are the failures the Gemini routes answer, in Google's envelope.

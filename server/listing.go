@@ -21,7 +21,7 @@ func listParams(states string) []QueryParam {
 		{Name: "created_before", Description: "keep records created strictly before this time (RFC 3339 or Unix seconds)"},
 	}
 	if states != "" {
-		ps = append(ps, QueryParam{Name: "status", Description: "keep records in these states (comma-separated or repeated): " + states})
+		ps = append(ps, QueryParam{Name: "status", Repeated: true, Description: "keep records in these states (comma-separated or repeated): " + states})
 	}
 	return ps
 }

@@ -566,12 +566,9 @@ func (s *Server) litellmGlobalSpendRoutes(roll *usagelog.Rollup) {
 				if !slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
 					continue
 				}
-				if name == "api_key" && len(vs) == 1 {
-					apiKey = vs[0]
+				if name == "api_key" { // one value: a repeat is reduced to its last (scalarQuery)
+					apiKey = vs[len(vs)-1]
 					continue
-				}
-				if name == "api_key" {
-					return litellmInvalid(name, "api_key: give one key")
 				}
 				return litellmInvalid(name, "unknown query parameter %s: /global/spend/logs takes only api_key", name)
 			}

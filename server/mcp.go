@@ -141,7 +141,7 @@ func MCP(g *mcpgateway.Gateway) Option {
 		})
 		s.Handle(Route{Method: "GET", Path: "/v1/mcp/server/health", Summary: "Check the health of the MCP servers the key may use now (LiteLLM's route)",
 			Tags: append(tags, "LiteLLM compatibility"), VirtualKeys: true, Response: []mcpServerHealth{},
-			Query:  []QueryParam{{Name: "server_ids", Description: "The servers to check: repeated or comma-separated (default every server the key may use)"}},
+			Query:  []QueryParam{{Name: "server_ids", Repeated: true, Description: "The servers to check: repeated or comma-separated (default every server the key may use)"}},
 			Errors: map[int]string{404: "a name of server_ids is no MCP server the key may use (one it may not use is answered as one not configured)"}},
 			s.handleMCPHealth)
 		s.Handle(Route{Method: "GET", Path: "/mcp-rest/tools/list", Summary: "The tools of the MCP servers the key may use, named <server>-<tool> (LiteLLM's route)",

@@ -329,6 +329,11 @@ type QueryParam struct {
 	Enum []string
 	// Minimum and Maximum are the bounds the handler checks a number against (nil: none).
 	Minimum, Maximum *float64
+	// Repeated marks a list: the parameter may be given more than once, every value kept
+	// (?status=a&status=b). Any other parameter given more than once is reduced to its
+	// last value on the LiteLLM- and OpenAI-compatible routes (as FastAPI does) and refused
+	// with a 400 naming it on the native /api/v1 routes (scalarQuery).
+	Repeated bool
 }
 
 // Bound is a Minimum or Maximum of a QueryParam.
@@ -353,6 +358,9 @@ func (p QueryParam) querySchema() map[string]any {
 	}
 	if p.Maximum != nil {
 		schema["maximum"] = *p.Maximum
+	}
+	if p.Repeated { // a list: ?status=a&status=b (form style, exploded: OpenAPI's default)
+		return map[string]any{"type": "array", "items": schema}
 	}
 	return schema
 }
@@ -386,7 +394,11 @@ func (s *Server) Handle(rt Route, h HandlerFunc) {
 		}
 	}
 	hh := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		r, err := scalarQuery(rt, r)
+		if err == nil {
+			err = h(w, r)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 		}
 	})
