@@ -135,8 +135,9 @@ func TestLiteLLMDailyActivity(t *testing.T) {
 		}
 	}
 
-	// model: provider/model or the model alone; the day's totals are the model's.
-	for _, m := range []string{"openai/ok", "ok"} {
+	// model: provider/model or the model alone; the day's totals are the model's. Repeated,
+	// the last value is the filter (as on LiteLLM), an empty first one hiding nothing.
+	for _, m := range []string{"openai/ok", "ok", "&model=openai/ok", "openai/free&model=ok"} {
 		a := dailyActivityAnswer(t, s, testKey, "/user/daily/activity"+period+"&model="+m)
 		if a.Metadata.TotalAPIRequests != 3 || len(a.Results) != 2 || a.Results[0].Metrics.APIRequests != 2 || len(a.Results[0].Breakdown.Models) != 1 {
 			t.Fatalf("model=%s: %+v", m, a)
