@@ -71,6 +71,15 @@ func newAgentUpstream(t *testing.T, tools []string, args func(string, map[string
 	return u
 }
 
+// setArgs sets the tool call arguments of the turns to come (args: set once the agent's
+// directory is known), under mu: the agent is another process, whose requests the race
+// detector sees no ordering with.
+func (u *agentUpstream) setArgs(args func(tool string, params map[string]any, file string) string) {
+	u.mu.Lock()
+	u.args = args
+	u.mu.Unlock()
+}
+
 func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	responses := strings.HasSuffix(r.URL.Path, "/responses") // OpenAI's Responses API: web search asked
 	if !responses && !strings.HasSuffix(r.URL.Path, "/chat/completions") {
@@ -122,6 +131,7 @@ func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	if call {
 		u.calls++
 	}
+	argsOf := u.args
 	u.mu.Unlock()
 
 	text := "OK."
@@ -137,7 +147,7 @@ func (u *agentUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	var args []string
 	if call {
 		for _, f := range agentFiles {
-			args = append(args, u.args(tool, params, f))
+			args = append(args, argsOf(tool, params, f))
 		}
 	}
 	stream, _ := req["stream"].(bool)
@@ -561,10 +571,10 @@ func TestAgentCLIClaudeCode(t *testing.T) {
 	up := newAgentUpstream(t, []string{"Read"}, nil, final) // args once the directory is known
 	base, usage := agentGateway(t, up, nil)
 	work, marker, _, env := agentSandbox(t, claudeCodeEnv(base))
-	up.args = func(_ string, _ map[string]any, file string) string {
+	up.setArgs(func(_ string, _ map[string]any, file string) string {
 		b, _ := json.Marshal(map[string]string{"file_path": filepath.Join(work, file)})
 		return string(b)
-	}
+	})
 	bin := agentBinary(t, "@anthropic-ai/claude-code@2.1.197", "claude", "Claude Code", env)
 	out := runAgent(t, work, env, bin, "-p", "Read notes.txt and extra.txt and tell me the release codenames.",
 		"--output-format", "json", "--allowedTools", "Read")
@@ -594,12 +604,12 @@ func TestAgentCLIClaudeCodeMCP(t *testing.T) {
 	}
 	base, usage := agentGateway(t, up, nil, server.MCP(g))
 	work, marker, _, env := agentSandbox(t, claudeCodeEnv(base))
-	up.args = func(_ string, _ map[string]any, file string) string {
+	up.setArgs(func(_ string, _ map[string]any, file string) string {
 		// The file's marker as the agent's sandbox wrote it, echoed back by the MCP server.
 		b, _ := os.ReadFile(filepath.Join(work, file))
 		a, _ := json.Marshal(map[string]string{"text": strings.TrimSpace(string(b))})
 		return string(a)
-	}
+	})
 	cfg := filepath.Join(t.TempDir(), "mcp.json")
 	mcpCfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"switchyard": map[string]any{
 		"type": "http", "url": base + "/mcp", "headers": map[string]string{"Authorization": "Bearer " + testKey}}}})
