@@ -57,6 +57,10 @@ type BudgetUsage struct {
 	// Answered counts the requests that were answered (one each, however many attempts a
 	// hedge or a continuation charged): the spend gate's mean cost is per answered request.
 	Answered int64 `json:"answered,omitempty"`
+	// AnsweredKept says Answered is kept for the account: set by every charge and every
+	// new period of this build. A record without it is one from before Answered was kept,
+	// whose past requests its next charge counts as answered.
+	AnsweredKept bool `json:"answered_kept,omitempty"`
 	// Crossed lists the thresholds (ThresholdSoft, ThresholdNear, ThresholdMax) the cost
 	// reached in this period: each is reported once, by the charge that reached it (in
 	// the same store transaction, so one process of those sharing the account reports it).
@@ -370,7 +374,7 @@ func (l BudgetLimits) roll(u *BudgetUsage, now time.Time) {
 		return
 	}
 	if elapsed := now.Sub(u.PeriodStart); elapsed >= l.ResetEvery {
-		*u = BudgetUsage{PeriodStart: u.PeriodStart.Add(elapsed / l.ResetEvery * l.ResetEvery)}
+		*u = BudgetUsage{PeriodStart: u.PeriodStart.Add(elapsed / l.ResetEvery * l.ResetEvery), AnsweredKept: true}
 	}
 }
 
@@ -434,12 +438,17 @@ func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answ
 // once).
 func (b *Budget) chargeAdd(l BudgetLimits, u *BudgetUsage, now time.Time, tokens int64, cost float64, answered bool) []BudgetAlert {
 	l.roll(u, now)
-	if answered {
+	if !u.AnsweredKept {
 		if u.Answered == 0 && u.Calls > 1 && (u.Tokens > 0 || u.CostUSD > 0) {
 			// A record from before Answered was kept: its past requests count as
-			// answered (this one, in flight, is the last of Calls).
+			// answered (this one, in flight, is the last of Calls). Only such a record:
+			// one of this build whose first charges were requests cut short (a stream
+			// broken midway, charged unanswered) has Answered 0 rightly.
 			u.Answered = u.Calls - 1
 		}
+		u.AnsweredKept = true
+	}
+	if answered {
 		u.Answered++
 	}
 	u.Tokens += tokens
