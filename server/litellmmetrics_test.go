@@ -227,3 +227,18 @@ func TestLiteLLMMetricsOfAVirtualKey(t *testing.T) {
 		t.Errorf("deployment successes of the key: %v", c)
 	}
 }
+
+// TestLiteLLMMetricsMadeUpModel: a request naming a model the gateway does not know that
+// the upstream refuses (404) reads "other" in model_id as in requested_model, model and
+// litellm_model_name: its name's deployment id would be a series of its own.
+func TestLiteLLMMetricsMadeUpModel(t *testing.T) {
+	hs, m, _, _ := liteLLMServer(t, true)
+	m.AdmitModels(func(model string) bool { return model == "up/ok" })
+	resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/nosuch","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("made-up model: %d %s", resp.StatusCode, body)
+	}
+	series(t, m, "litellm_proxy_failed_requests_metric_total", map[string]string{"requested_model": "other", "model_id": "other"})
+	series(t, m, "litellm_deployment_failure_responses_total", map[string]string{"litellm_model_name": "other", "model_id": "other"})
+	series(t, m, "litellm_deployment_state", map[string]string{"litellm_model_name": "other", "model_id": "other"})
+}

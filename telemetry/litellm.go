@@ -221,6 +221,11 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		v[lModel] = m.modelLabel(l.name(answered), ok)
 		v[lModelID] = l.deploymentID(r.ModelGroup, answered)
 	}
+	if v[lRequested] == otherLabel || v[lModel] == otherLabel {
+		// A name that reads "other" (one a caller made up) would otherwise still make a
+		// series of its own through its deployment's id.
+		v[lModelID] = otherLabel
+	}
 	if ok || billed {
 		// The spend and tokens of an answer, and what a request that ended without one was
 		// billed (a stream cut midway, its client gone, an answer a guardrail blocked): the
@@ -263,7 +268,10 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 			continue // skipped without a call (its breaker open, its limit reached)
 		}
 		v[lLiteLLMModel] = m.modelLabel(l.name(a.Model), a.Outcome == completions.OutcomeOK)
-		v[lModelID] = l.deploymentID(r.ModelGroup, a.Model)
+		v[lModelID] = otherLabel
+		if v[lLiteLLMModel] != otherLabel {
+			v[lModelID] = l.deploymentID(r.ModelGroup, a.Model)
+		}
 		v[lProvider] = l.provider(a.Model)
 		v[lAPIBase] = ""
 		if a.Model == baseModel {

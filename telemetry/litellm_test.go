@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,66 @@ func TestLiteLLMEndUserLabel(t *testing.T) {
 		if want := map[bool]int{false: 1, true: 3}[on]; len(users) != want || !on && !users[""] {
 			t.Errorf("EndUser %v: end_user values %v, want %d", on, users, want)
 		}
+	}
+}
+
+// liteLLMSeries counts the series of each LiteLLM family in m, and the distinct values of
+// label in them.
+func liteLLMSeries(t *testing.T, m *Metrics, label string) (map[string]int, map[string]bool) {
+	t.Helper()
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, values := map[string]int{}, map[string]bool{}
+	for _, f := range fams {
+		if !strings.HasPrefix(f.GetName(), "litellm_") {
+			continue
+		}
+		n[f.GetName()] = len(f.GetMetric())
+		for _, s := range f.GetMetric() {
+			for _, p := range s.GetLabel() {
+				if p.GetName() == label {
+					values[p.GetValue()] = true
+				}
+			}
+		}
+	}
+	return n, values
+}
+
+// TestLiteLLMMadeUpModelsBounded: requests naming made-up models that fail (an upstream's
+// 404) read "other" in model_id as in the model labels, so a thousand junk names make no
+// more series than one, litellm_deployment_state included.
+func TestLiteLLMMadeUpModelsBounded(t *testing.T) {
+	m := New(Options{})
+	m.EnableLiteLLM(LiteLLMOptions{})
+	m.AdmitModels(func(model string) bool { return model == "openai/ok" })
+	junk := func(i int) {
+		name := "openai/no-such-model-" + strconv.Itoa(i)
+		m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestFailed, Requested: name, Provider: "openai",
+			Err: &providers.Error{Provider: "openai", Model: name, StatusCode: 404, Message: "no such model"},
+			Attempts: []completions.Attempt{{Model: name, Outcome: completions.OutcomeError, Started: time.Now(),
+				Err: &providers.Error{Provider: "openai", Model: name, StatusCode: 404, Message: "no such model"}}}})
+	}
+	m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestOK, Model: "openai/ok", Provider: "openai",
+		Attempts: []completions.Attempt{{Model: "openai/ok", Outcome: completions.OutcomeOK, Started: time.Now()}}})
+	junk(0)
+	one, ids := liteLLMSeries(t, m, "model_id")
+	for i := 1; i < 1000; i++ {
+		junk(i)
+	}
+	many, idsAfter := liteLLMSeries(t, m, "model_id")
+	if len(one) == 0 || one["litellm_deployment_state"] != 2 || one["litellm_proxy_failed_requests_metric_total"] != 1 {
+		t.Fatalf("series after one junk name: %v", one)
+	}
+	for name, n := range many {
+		if n != one[name] {
+			t.Errorf("%s: %d series after 1000 junk names, %d after one", name, n, one[name])
+		}
+	}
+	okID := completions.DeploymentID("openai/ok", "openai/ok")
+	if len(idsAfter) != 2 || !idsAfter["other"] || !idsAfter[okID] || len(ids) != 2 {
+		t.Errorf("%d model_id values after 1000 junk names (%v after one), want other and %s", len(idsAfter), ids, okID)
 	}
 }

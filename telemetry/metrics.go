@@ -180,6 +180,9 @@ func (m *Metrics) Handler(token string) http.Handler {
 	})
 }
 
+// otherLabel is the label value of the values a labelSet did not admit.
+const otherLabel = "other"
+
 // labelSet admits up to max distinct values; later ones, and ones not admitted, become
 // "other".
 type labelSet struct {
@@ -199,7 +202,7 @@ func (s *labelSet) value(v string, admit func() bool) string {
 		return v
 	}
 	if len(s.seen) >= s.max || admit != nil && !admit() {
-		return "other"
+		return otherLabel
 	}
 	s.seen[v] = true
 	return v
