@@ -99,7 +99,8 @@ type Config struct {
 	Prometheus bool
 	// PrometheusEndUser is litellm_settings.enable_end_user_cost_tracking_prometheus_only:
 	// the metrics under LiteLLM's names carry the request's end user in their end_user
-	// label (otherwise empty, as LiteLLM leaves it: a series per end user is unbounded).
+	// label (otherwise empty, as LiteLLM leaves it: a series per end user is unbounded;
+	// Switchyard bounds it at telemetry.MaxEndUserLabels values, later ones "other").
 	PrometheusEndUser bool
 	// DropParams is litellm_settings.drop_params (nil when unset).
 	DropParams *bool

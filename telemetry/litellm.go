@@ -35,9 +35,16 @@ type LiteLLMOptions struct {
 	// EndUser puts the request's end user (its OpenAI `user`) in the end_user label, as
 	// LiteLLM's litellm_settings.enable_end_user_cost_tracking_prometheus_only does; off,
 	// the label is empty, as LiteLLM leaves it by default (every end user would otherwise
-	// be a series of its own in each metric).
+	// be a series of its own in each metric). The first MaxEndUserLabels distinct end users
+	// take a value of their own; later ones read "other".
 	EndUser bool
 }
+
+// MaxEndUserLabels bounds the distinct end_user label values of the metrics under LiteLLM's
+// names (LiteLLMOptions.EndUser): end users past the first MaxEndUserLabels seen read
+// "other", so a caller naming a new user in each request cannot grow the series without
+// end.
+const MaxEndUserLabels = 100
 
 // liteLLMBuckets are LiteLLM's latency buckets (seconds).
 var liteLLMBuckets = []float64{0.005, 0.00625, 0.0125, 0.025, 0.05, 0.1, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7, 7.5, 8, 8.5,
@@ -88,6 +95,8 @@ var (
 // liteLLMMetrics are the metrics under LiteLLM's names (EnableLiteLLM).
 type liteLLMMetrics struct {
 	opts LiteLLMOptions
+	// endUsers bounds the end_user values (LiteLLMOptions.EndUser).
+	endUsers *labelSet
 
 	proxyTotal, proxyFailed, spend, totalTokens, inputTokens, outputTokens *prometheus.CounterVec
 	reqLatency, apiLatency, ttft, perToken                                 *prometheus.HistogramVec
@@ -160,7 +169,7 @@ func names(idx []int) []string {
 // user_agent) are empty, as LiteLLM leaves a label it has no value for. Call it once,
 // before requests are served; without it none of these series exist.
 func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
-	l := &liteLLMMetrics{opts: opts}
+	l := &liteLLMMetrics{opts: opts, endUsers: newLabelSet(MaxEndUserLabels)}
 	counter := func(name, help string, idx []int) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, names(idx))
 	}
@@ -205,8 +214,8 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	var v [nLabels]string
 	var buf [16]string
 	v[lKeyHash], v[lTeam], v[lUser] = r.KeyID, r.TeamID, r.UserID
-	if l.opts.EndUser {
-		v[lEndUser] = r.EndUser
+	if l.opts.EndUser && r.EndUser != "" {
+		v[lEndUser] = l.endUsers.value(r.EndUser, nil)
 	}
 	requested := r.ModelGroup
 	if requested == "" {

@@ -161,3 +161,26 @@ func TestLiteLLMMadeUpModelsBounded(t *testing.T) {
 		t.Errorf("%d model_id values after 1000 junk names (%v after one), want other and %s", len(idsAfter), ids, okID)
 	}
 }
+
+// TestLiteLLMEndUserLabelBounded: with EndUser on, the first MaxEndUserLabels end users take
+// an end_user value of their own and later ones read "other"; requests without an end user
+// take none of the values.
+func TestLiteLLMEndUserLabelBounded(t *testing.T) {
+	m := New(Options{})
+	m.EnableLiteLLM(LiteLLMOptions{EndUser: true})
+	observe := func(user string) {
+		m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestOK, Model: "openai/ok", Provider: "openai", EndUser: user})
+	}
+	observe("")
+	for i := 0; i < 3*MaxEndUserLabels; i++ {
+		observe("user-" + strconv.Itoa(i))
+	}
+	observe("user-0")
+	n, users := liteLLMSeries(t, m, "end_user")
+	if len(users) != MaxEndUserLabels+2 || !users["other"] || !users[""] || !users["user-0"] || !users["user-"+strconv.Itoa(MaxEndUserLabels-1)] || users["user-"+strconv.Itoa(MaxEndUserLabels)] {
+		t.Errorf("%d end_user values, want %d: the first %d users, other and the empty one", len(users), MaxEndUserLabels+2, MaxEndUserLabels)
+	}
+	if got := n["litellm_proxy_total_requests_metric_total"]; got != MaxEndUserLabels+2 {
+		t.Errorf("%d series of total requests, want %d", got, MaxEndUserLabels+2)
+	}
+}
