@@ -181,7 +181,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		for _, ts := range [2][]target{primary, fallback} {
 			for _, t := range ts {
 				if unfit(t) {
-					p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
+					p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
 						Error: "skipped: " + t.unfit})
 					continue
 				}
@@ -422,7 +422,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
 				g.breakers.record(t.name, nil, g.opts.Now(), p.timing.tight)
-				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t)})
+				p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t)})
 				return nil
 			}
 			if ctx.Err() != nil && !deadlineHit(ctx) {
@@ -445,7 +445,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			if errors.As(err, &pe) {
 				retryAfter = pe.RetryAfter
 			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t)})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t)})
 			g.log.DebugContext(ctx, "completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.filterFallsOver(i) {
 				// A policy decision: asking the next model would override it.
@@ -609,7 +609,7 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 		if u != nil {
 			u.untake(now)
 		}
-		p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: "circuit_open",
+		p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeSkipped, Kind: "circuit_open",
 			Error: "skipped: the circuit breaker is open after repeated failures of this model"})
 		return false, nil
 	}
@@ -715,7 +715,7 @@ func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err er
 			wait, why, at := u.atLimit(now, nil)
 			u.mu.Unlock()
 			if at == limitNone { // its breaker opened while the request waited
-				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: "circuit_open",
+				p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeSkipped, Kind: "circuit_open",
 					Error: "skipped: the circuit breaker is open after repeated failures of this model"})
 				return false, nil
 			}
@@ -848,7 +848,7 @@ func (p *plan) allFailed() error {
 
 // outOfTime records that the request's deadline passed before t could be tried.
 func (p *plan) outOfTime(t target) error {
-	p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindTimeout.String(),
+	p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeSkipped, Kind: providers.KindTimeout.String(),
 		Error: "skipped: the request deadline passed"})
 	return p.allFailed()
 }

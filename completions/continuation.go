@@ -128,7 +128,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.g.breakers.record(t.name, cerr, s.g.opts.Now(), s.p.timing.tight)
 		if cerr != nil {
 			s.p.drop(t.name)
-			s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: providers.KindOf(cerr).String(),
+			s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: providers.KindOf(cerr).String(),
 				Error: cerr.Error(), Err: cerr, LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from, Started: begin, MaxTokens: s.g.maxTokensFor(s.p.req, req.MaxTokens, t)})
 			// The model refused to continue: report the original failure, unmasked.
 			s.restoreFailure(err)
@@ -151,7 +151,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.prefixLen = len(prefix)
 		s.trimSpace = strings.TrimRightFunc(prefix, unicode.IsSpace) != prefix
 		s.continued = &Continuation{Model: t.name, FromChar: from, After: kind.String()}
-		s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, ContinuedFrom: &from, Started: begin,
+		s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, ContinuedFrom: &from, Started: begin,
 			MaxTokens: s.g.maxTokensFor(s.p.req, req.MaxTokens, t)})
 		return true
 	}

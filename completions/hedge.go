@@ -87,7 +87,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			cancel()
 			p.drop(p.targets[i].name)
 			if record {
-				p.attempts = append(p.attempts, Attempt{Model: p.targets[i].name, Outcome: OutcomeCancelled, Kind: "hedged",
+				p.attempts = append(p.attempts, Attempt{Model: p.targets[i].name, ModelGroup: p.targets[i].group, Outcome: OutcomeCancelled, Kind: "hedged",
 					Error: "cancelled: another model answered first", LatencyMS: g.opts.Now().Sub(begins[i]).Milliseconds()})
 				p.losers = append(p.losers, part{t: p.targets[i], attempt: len(p.attempts) - 1, latency: g.opts.Now().Sub(begins[i])})
 			}
@@ -127,7 +127,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				inner := r.a.cancel
 				r.a.cancel = func() { inner(); cancel() }
 				stopAll(true)
-				p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeOK, LatencyMS: lat, Started: begins[r.i], MaxTokens: g.sentMaxTokens(p, t)})
+				p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, LatencyMS: lat, Started: begins[r.i], MaxTokens: g.sentMaxTokens(p, t)})
 				return r.a, r.i, begins[r.i], nil
 			}
 			cancel()
@@ -140,7 +140,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			if unavailable(kind) && !deadlineHit(ctx) && !p.timing.tight {
 				g.latency.timedOut(t.name, max(g.opts.Now().Sub(begins[r.i]), p.timing.firstToken)) // as run does
 			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), Err: r.err, LatencyMS: lat, Started: begins[r.i], MaxTokens: g.sentMaxTokens(p, t)})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), Err: r.err, LatencyMS: lat, Started: begins[r.i], MaxTokens: g.sentMaxTokens(p, t)})
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				stopAll(true)
 				return nil, 0, time.Time{}, g.contentFiltered(ctx, p, t, r.err, time.Duration(lat)*time.Millisecond)

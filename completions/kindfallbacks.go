@@ -49,7 +49,7 @@ func (g *Gateway) switchFallbacks(ctx context.Context, p *plan, i int, kind prov
 		switch {
 		case named(tried, t.name) || named(tail, t.name):
 		case t.unfit != "":
-			p.attempts = append(p.attempts, Attempt{Model: t.name, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
+			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeSkipped, Kind: providers.KindBadRequest.String(),
 				Error: "skipped: " + t.unfit})
 		default:
 			tail = append(tail, t)

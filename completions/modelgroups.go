@@ -306,6 +306,12 @@ func (g *Gateway) groupFallbacks(list []string, req *Request) ([]target, error) 
 		if err != nil {
 			return nil, err
 		}
+		for i := range ts {
+			ts[i].group = ts[i].name
+			if isGroup {
+				ts[i].group = f
+			}
+		}
 		switch {
 		case isGroup && fg.Shuffle:
 			ts = shuffleGroup(ts, &fg)

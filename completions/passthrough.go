@@ -131,7 +131,7 @@ func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.D
 	now := g.opts.Now()
 	latency := now.Sub(pt.begin)
 	u, billed, estimated := pu.Usage, pu.Reported || pu.Estimated, pu.Estimated
-	a := Attempt{Model: t.name, Outcome: "ok", LatencyMS: latency.Milliseconds(), Started: pt.begin}
+	a := Attempt{Model: t.name, ModelGroup: t.group, Outcome: "ok", LatencyMS: latency.Milliseconds(), Started: pt.begin}
 	if err != nil {
 		a.Outcome, a.Error, a.Err = "error", err.Error(), err
 		var pe *providers.Error

@@ -249,6 +249,11 @@ type Usage struct {
 type Attempt struct {
 	// Model is the "provider/model" string tried.
 	Model string `json:"model"`
+	// ModelGroup is the name Model was asked by: the model group it was tried as a member
+	// of (the one the request named, or a fallback group after it), else Model itself; ""
+	// where the path that tried it does not say (then the request's RequestRecord.ModelGroup
+	// is the best guess). Not on the wire; the metrics' deployment id (LiteLLM's model_id).
+	ModelGroup string `json:"-"`
 	// Outcome is "ok" or "error".
 	Outcome string `json:"outcome"`
 	// Kind classifies a failure (providers.ErrorKind name, e.g. "rate_limited"); empty on ok.

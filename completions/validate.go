@@ -26,6 +26,10 @@ type target struct {
 	// plain marks a fallback of the named model group's Fallbacks, which its
 	// ContextWindowFallbacks or ContentPolicyFallbacks replace (plan.switchFallbacks).
 	plain bool
+	// group is the name the target was asked by: the model group it is a member of (the
+	// request's, one of its fallbacks'), else its own name; "" where the path that made it
+	// does not say (Attempt.ModelGroup).
+	group string
 }
 
 // validate checks req against the spec's rules and resolves its models. A model group's
@@ -101,11 +105,13 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	if err != nil {
 		return nil, nil, err
 	}
+	g.askedBy(primary, req.Models, modelsFrom, req.ephemeral)
 	fallback, err = g.resolve("fallback_models", fallbacks, req.Search, req.ephemeral)
 	err = originField(err, "fallback_models", fallbacksFrom)
 	if err != nil {
 		return nil, nil, err
 	}
+	g.askedBy(fallback, req.FallbackModels, fallbacksFrom, req.ephemeral)
 	if group != nil && len(group.Fallbacks) > 0 {
 		// The group's own fallbacks, after its members and before the request's.
 		ts, err := g.groupFallbacks(group.Fallbacks, req)
@@ -282,6 +288,22 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 		out = append(out, target{name: s, provider: pn, model: m, p: p})
 	}
 	return out, nil
+}
+
+// askedBy sets each target's group: the model group of asked (the request's list the
+// targets were expanded from) it came from, origin[i] being its entry (nil: none was a
+// group), else its own name. Groups are expanded on the bare (OpenAI-compatible) surfaces
+// only, as expandGroups does.
+func (g *Gateway) askedBy(ts []target, asked []string, origin []int, bare bool) {
+	for i := range ts {
+		ts[i].group = ts[i].name
+		if origin == nil || !bare || i >= len(origin) || origin[i] >= len(asked) {
+			continue
+		}
+		if n := asked[origin[i]]; g.IsModelGroup(n) {
+			ts[i].group = n
+		}
+	}
 }
 
 // isUUID accepts the canonical 8-4-4-4-12 hexadecimal form only.

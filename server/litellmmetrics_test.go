@@ -32,7 +32,8 @@ func (c *recordCosts) ObserveRequest(_ context.Context, r completions.RequestRec
 }
 
 // liteLLMServer is a gateway over the fake upstream with metrics (LiteLLM's names on when
-// litellm) served at /metrics; up/ok is priced.
+// litellm) served at /metrics; up/ok is priced. Its model groups: primary (up/down) falls
+// back to the group backup (up/ok), direct (up/down) to the model up/ok.
 func liteLLMServer(t *testing.T, litellm bool) (*httptest.Server, *telemetry.Metrics, *recordCosts, *Server) {
 	t.Helper()
 	m := telemetry.New(telemetry.Options{})
@@ -44,7 +45,12 @@ func liteLLMServer(t *testing.T, litellm bool) (*httptest.Server, *telemetry.Met
 	costs := &recordCosts{}
 	st := store.New(newTestDriver(t))
 	g, err := completions.New(completions.Options{Providers: reg, Prices: prices, Store: st, Observer: completions.Observers{m, costs},
-		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond},
+		ModelGroups: map[string]completions.ModelGroup{
+			"primary": {Models: []string{"up/down"}, Fallbacks: []string{"backup"}},
+			"backup":  {Models: []string{"up/ok"}},
+			"direct":  {Models: []string{"up/down"}, Fallbacks: []string{"up/ok"}},
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,4 +247,29 @@ func TestLiteLLMMetricsMadeUpModel(t *testing.T) {
 	series(t, m, "litellm_proxy_failed_requests_metric_total", map[string]string{"requested_model": "other", "model_id": "other"})
 	series(t, m, "litellm_deployment_failure_responses_total", map[string]string{"litellm_model_name": "other", "model_id": "other"})
 	series(t, m, "litellm_deployment_state", map[string]string{"litellm_model_name": "other", "model_id": "other"})
+}
+
+// TestLiteLLMMetricsFallbackGroup: a request to a model group whose member fails and whose
+// fallback group answers labels each deployment call with the model_id of the deployment
+// under the group it was called in: the failed member's under the group asked, the answer's
+// under the fallback group (and under its own name when the fallback names a model, not a
+// group), in the deployment metrics and in the request's model_id.
+func TestLiteLLMMetricsFallbackGroup(t *testing.T) {
+	hs, m, _, _ := liteLLMServer(t, true)
+	for _, group := range []string{"primary", "direct"} {
+		resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"`+group+`","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", group, resp.StatusCode, body)
+		}
+	}
+	for group, okID := range map[string]string{
+		"primary": completions.DeploymentID("backup", "up/ok"),
+		"direct":  completions.DeploymentID("up/ok", "up/ok"),
+	} {
+		downID := completions.DeploymentID(group, "up/down")
+		series(t, m, "litellm_deployment_failure_responses_total", map[string]string{"requested_model": group, "litellm_model_name": "up/down", "model_id": downID})
+		series(t, m, "litellm_deployment_success_responses_total", map[string]string{"requested_model": group, "litellm_model_name": "up/ok", "model_id": okID})
+		series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{"requested_model": group, "status_code": "200", "model_id": okID})
+		series(t, m, "litellm_deployment_state", map[string]string{"litellm_model_name": "up/ok", "model_id": okID})
+	}
 }

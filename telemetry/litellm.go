@@ -222,13 +222,19 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		requested = r.Requested
 	}
 	v[lRequested] = m.modelLabel(requested, ok)
-	answered := r.Model
-	if answered == "" && len(r.Attempts) > 0 {
-		answered = r.Attempts[len(r.Attempts)-1].Model
+	answered, answeredGroup := r.Model, r.ModelGroup
+	if n := len(r.Attempts); n > 0 && answered == "" {
+		answered = r.Attempts[n-1].Model
+	}
+	for i := len(r.Attempts) - 1; i >= 0; i-- {
+		if r.Attempts[i].Model == answered {
+			answeredGroup = askedBy(r, r.Attempts[i])
+			break
+		}
 	}
 	if answered != "" {
 		v[lModel] = m.modelLabel(l.name(answered), ok)
-		v[lModelID] = l.deploymentID(r.ModelGroup, answered)
+		v[lModelID] = l.deploymentID(answeredGroup, answered)
 	}
 	if v[lRequested] == otherLabel || v[lModel] == otherLabel {
 		// A name that reads "other" (one a caller made up) would otherwise still make a
@@ -279,7 +285,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		v[lLiteLLMModel] = m.modelLabel(l.name(a.Model), a.Outcome == completions.OutcomeOK)
 		v[lModelID] = otherLabel
 		if v[lLiteLLMModel] != otherLabel {
-			v[lModelID] = l.deploymentID(r.ModelGroup, a.Model)
+			v[lModelID] = l.deploymentID(askedBy(r, a), a.Model)
 		}
 		v[lProvider] = l.provider(a.Model)
 		v[lAPIBase] = ""
@@ -310,6 +316,15 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		l.depTotal.WithLabelValues(pick(buf[:], &v, llDepTotal)...).Inc()
 		l.depState.set([4]string{v[lLiteLLMModel], v[lModelID], v[lAPIBase], v[lProvider]}, a.Model, state)
 	}
+}
+
+// askedBy is the model group a's deployment belongs to: the one it was tried under (a
+// fallback group's, after the request's group failed), else the request's.
+func askedBy(r completions.RequestRecord, a completions.Attempt) string {
+	if a.ModelGroup != "" {
+		return a.ModelGroup
+	}
+	return r.ModelGroup
 }
 
 // name is model as LiteLLM names it.
