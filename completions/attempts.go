@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,7 +27,10 @@ type plan struct {
 	rt *routeTable
 	// asked is the model name a request other than chat named (a model group's or
 	// "provider/model"): RequestRecord.ModelGroup.
-	asked      string
+	asked string
+	// accounts are the budget accounts after the request's last charge
+	// (RequestRecord.Accounts); charges of a hedge's attempts may race, hence atomic.
+	accounts   atomic.Pointer[[]AccountState]
 	start      time.Time
 	targets    []target
 	preq       providers.Request // Model is set per attempt
@@ -907,7 +911,10 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	p.rt.limits.tokens(t.name, int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
-		alerts, err := b.charge(ctx, tokens, c.Spent(), complete)
+		alerts, accounts, err := b.chargeAccounts(ctx, tokens, c.Spent(), complete)
+		if len(accounts) > 0 {
+			p.accounts.Store(&accounts)
+		}
 		if err != nil {
 			g.log.WarnContext(ctx, "completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
 		}

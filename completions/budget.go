@@ -405,32 +405,71 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 // tokens were spent). It returns the thresholds this charge's cost reached first in the
 // period (BudgetUsage.Crossed), of b and of its parent.
 func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
+	alerts, _, err := b.chargeAccounts(ctx, tokens, cost, answered)
+	return alerts, err
+}
+
+// chargeAccounts is charge that also returns the accounts charged as they stand after the
+// charge (b's own first, then its parents'; one that could not be charged is left out).
+func (b *Budget) chargeAccounts(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, []AccountState, error) {
 	if len(b.parents) > 0 {
 		return b.chargeAll(ctx, tokens, cost, answered)
 	}
-	return b.chargeOwn(ctx, tokens, cost, answered)
+	alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered)
+	if err != nil {
+		return alerts, nil, err
+	}
+	return alerts, []AccountState{state}, nil
 }
 
-// chargeOwn is charge of b's own account.
-func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
+// chargeOwn is charge of b's own account; state is the account after it (Kind and Name
+// empty: the caller names a parent's).
+func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool) (alerts []BudgetAlert, state AccountState, err error) {
 	now := b.clock()
 	if b.st != nil {
-		var alerts []BudgetAlert
 		err := b.updateRec(context.WithoutCancel(ctx), func(rec *sharedBudget) error {
 			// A store transaction may run fn again. The stored limits, not those b was
 			// loaded with, say which thresholds are crossed: they may have changed since.
 			alerts = b.chargeAdd(rec.Limits, &rec.Used, now, tokens, cost, answered)
+			state = rec.Limits.state(rec.Used)
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, AccountState{}, err
 		}
-		return alerts, nil
+		return alerts, state, nil
 	}
 	o := b.own()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return b.chargeAdd(b.limits, &o.used, now, tokens, cost, answered), nil
+	alerts = b.chargeAdd(b.limits, &o.used, now, tokens, cost, answered)
+	return alerts, b.limits.state(o.used), nil
+}
+
+// AccountState is a budget account as a request's last charge left it
+// (RequestRecord.Accounts), for LiteLLM's budget gauges.
+type AccountState struct {
+	// Kind and Name say which account it is as its refusals do (a *BudgetExceededError):
+	// both empty for the request's own Budget (a virtual key's); Kind empty and Name the
+	// team's id for a team's (Budget.SetParent); else AddParent's or Within's.
+	Kind, Name string
+	// MaxCostUSD is its limit (0: none; see Blocked), SpentUSD what its period has spent.
+	MaxCostUSD, SpentUSD float64
+	// Blocked says it refuses every request (a budget of nothing).
+	Blocked bool
+	// ResetAt is when its period ends and its spend starts afresh (zero: never); the
+	// periods after it are Period long.
+	ResetAt time.Time
+	Period  time.Duration
+}
+
+// state is the account with limits l and usage u.
+func (l BudgetLimits) state(u BudgetUsage) AccountState {
+	s := AccountState{MaxCostUSD: l.MaxCostUSD, SpentUSD: u.CostUSD, Blocked: l.Blocked}
+	if l.ResetEvery > 0 && !u.PeriodStart.IsZero() {
+		s.ResetAt, s.Period = u.PeriodStart.Add(l.ResetEvery), l.ResetEvery
+	}
+	return s
 }
 
 // chargeAdd adds a charge to u, b's account with limits l, at now and returns the alert

@@ -234,21 +234,29 @@ func (b *Budget) giveBack(ctx context.Context) {
 
 // chargeAll is charge of a Budget with parents: the tokens and cost recorded in all, and
 // the alert thresholds any reached.
-func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
+func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, []AccountState, error) {
+	states := make([]AccountState, 0, 1+len(b.parents))
 	if !b.sameStore() {
-		alerts, err := b.chargeOwn(ctx, tokens, cost, answered)
-		for i, p := range b.parents {
-			palerts, perr := p.b.chargeOwn(ctx, tokens, cost, answered)
-			alerts, err = append(alerts, palerts...), errors.Join(err, b.goneNamed(i, perr))
+		alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered)
+		if err == nil {
+			states = append(states, state)
 		}
-		return alerts, err
+		for i, p := range b.parents {
+			palerts, pstate, perr := p.b.chargeOwn(ctx, tokens, cost, answered)
+			alerts, err = append(alerts, palerts...), errors.Join(err, b.goneNamed(i, perr))
+			if perr == nil {
+				pstate.Kind, pstate.Name = p.kind, p.name
+				states = append(states, pstate)
+			}
+		}
+		return alerts, states, err
 	}
 	ctx = context.WithoutCancel(ctx) // the tokens were spent
 	accounts := b.accounts()
 	var gone error
 	var alerts []BudgetAlert
 	err := b.st.Update(ctx, func(tx store.Tx) error {
-		gone, alerts = nil, nil // a store transaction may run this again
+		gone, alerts, states = nil, nil, states[:0] // a store transaction may run this again
 		// Each account still stored is charged: one deleted while the request was in
 		// flight (a key revoked, a team or end user deleted) loses nothing of the others'.
 		for i, x := range accounts {
@@ -261,6 +269,11 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 				return fmt.Errorf("completions: budget %s: %w", x.id, err)
 			}
 			alerts = append(alerts, x.chargeAdd(rec.Limits, &rec.Used, x.clock(), tokens, cost, answered)...)
+			state := rec.Limits.state(rec.Used)
+			if i > 0 {
+				state.Kind, state.Name = b.parents[i-1].kind, b.parents[i-1].name
+			}
+			states = append(states, state)
 			if err := store.PutJSON(ctx, tx, store.Budgets, x.id, rec); err != nil {
 				return err
 			}
@@ -268,9 +281,9 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 		return nil
 	})
 	if err != nil {
-		return nil, errors.Join(err, gone)
+		return nil, nil, errors.Join(err, gone)
 	}
-	return alerts, gone
+	return alerts, states, gone
 }
 
 // accountGone is the error saying account i of b.accounts() is gone.

@@ -121,6 +121,11 @@ type RequestRecord struct {
 	// for a non-streamed request (one read whole from an internal stream delivers nothing).
 	// Observers read it during ObserveRequest only and must not modify it.
 	Partial *Response
+	// Accounts are the budget accounts the request was charged to, as they stand after
+	// its last charge: the scope's Budget's own first, then those it sits inside (a
+	// team's, a user's, an end user's…); nil when nothing was charged (no Budget, no
+	// answered attempt). Observers must not modify it.
+	Accounts []AccountState
 	// Err is the failure, nil on RequestOK.
 	Err error
 }
@@ -284,6 +289,9 @@ func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
 	r.KeyID, r.TeamID, r.UserID = p.scope.KeyID, p.scope.TeamID, p.scope.UserID
 	if r.Operation == "" && p.req != nil && len(p.preq.Messages) > 0 {
 		r.Prompt = &p.preq
+	}
+	if a := p.accounts.Load(); a != nil {
+		r.Accounts = *a
 	}
 	r.ModelGroup = p.asked
 	if p.req != nil && r.ModelGroup == "" {

@@ -273,3 +273,60 @@ func TestLiteLLMMetricsFallbackGroup(t *testing.T) {
 		series(t, m, "litellm_deployment_state", map[string]string{"litellm_model_name": "up/ok", "model_id": okID})
 	}
 }
+
+// TestLiteLLMBudgetGauges: after a request of a virtual key of a team, LiteLLM's budget
+// gauges say the key's and the team's max budget, what is left of it after the request's
+// priced cost, and the hours to the budget's reset; a key without a max budget has +Inf
+// left and no max; a key of no request has none of them.
+func TestLiteLLMBudgetGauges(t *testing.T) {
+	hs, m, costs, s := liteLLMServer(t, true)
+	if r := do(t, s, "POST", "/team/new", testKey, `{"team_id":"eng","max_budget":10,"budget_duration":"1d"}`); r.status != http.StatusOK {
+		t.Fatalf("/team/new: %d %s", r.status, r.raw)
+	}
+	k := litellmGenerate(t, s, `{"team_id":"eng","max_budget":2,"budget_duration":"1h"}`)
+	free := litellmGenerate(t, s, `{}`)
+	idle := litellmGenerate(t, s, `{"max_budget":3}`)
+	for _, key := range []string{k.Key, free.Key} {
+		if resp, body := post(t, hs.URL+"/v1/chat/completions", key, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+			t.Fatalf("completion: %d %s", resp.StatusCode, body)
+		}
+	}
+	spent := costs.spent / 2 // two requests alike
+	gauge := func(name string, labels map[string]string) float64 {
+		return series(t, m, name, labels).GetGauge().GetValue()
+	}
+	key, team := map[string]string{"hashed_api_key": k.Token, "api_key_alias": ""}, map[string]string{"team": "eng", "team_alias": ""}
+	if spent <= 0 {
+		t.Fatalf("the requests cost nothing")
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"litellm_api_key_max_budget_metric", key, 2},
+		{"litellm_remaining_api_key_budget_metric", key, 2 - spent},
+		{"litellm_team_max_budget_metric", team, 10},
+		{"litellm_remaining_team_budget_metric", team, 10 - spent},
+	} {
+		if got := gauge(c.name, c.labels); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s = %g, want %g", c.name, got, c.want)
+		}
+	}
+	if h := gauge("litellm_api_key_budget_remaining_hours_metric", key); h <= 0 || h > 1 {
+		t.Errorf("key's hours to reset %g, want in (0, 1]", h)
+	}
+	if h := gauge("litellm_team_budget_remaining_hours_metric", team); h <= 0 || h > 24 {
+		t.Errorf("team's hours to reset %g, want in (0, 24]", h)
+	}
+	if left := gauge("litellm_remaining_api_key_budget_metric", map[string]string{"hashed_api_key": free.Token}); !math.IsInf(left, 1) {
+		t.Errorf("remaining budget of a key without max budget %g, want +Inf", left)
+	}
+	text := scrape(t, hs.URL)
+	for _, absent := range []string{`litellm_api_key_max_budget_metric{api_key_alias="",hashed_api_key="` + free.Token, `hashed_api_key="` + idle.Token,
+		`litellm_api_key_budget_remaining_hours_metric{api_key_alias="",hashed_api_key="` + free.Token} {
+		if strings.Contains(text, absent) {
+			t.Errorf("/metrics has %s", absent)
+		}
+	}
+}

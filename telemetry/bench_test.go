@@ -13,7 +13,7 @@ import (
 )
 
 // BenchmarkObserve is the gateway Observer's cost per request, without and with the metrics
-// under LiteLLM's names (EnableLiteLLM).
+// under LiteLLM's names (EnableLiteLLM), of a key in a team with budgets.
 func BenchmarkObserve(b *testing.B) {
 	for _, litellm := range []bool{false, true} {
 		name := "litellm=off"
@@ -28,7 +28,9 @@ func BenchmarkObserve(b *testing.B) {
 			r := completions.RequestRecord{Provider: "openai", Model: "openai/gpt-4o-mini", ModelGroup: "gpt-4o-mini", KeyID: "vk_1", TeamID: "team-1",
 				Outcome: "ok", Latency: time.Millisecond, TTFT: time.Millisecond,
 				Attempts: []completions.Attempt{{Model: "openai/gpt-4o-mini", Outcome: "ok", Started: time.Now(), LatencyMS: 1}},
-				Usage:    completions.Usage{PromptTokens: 10, CompletionTokens: 5, Costs: completions.Costs{TotalTokensCost: 0.001}}}
+				Usage:    completions.Usage{PromptTokens: 10, CompletionTokens: 5, Costs: completions.Costs{TotalTokensCost: 0.001}},
+				// The key's and its team's accounts after the charge (LiteLLM's budget gauges).
+				Accounts: []completions.AccountState{{MaxCostUSD: 10, SpentUSD: 1}, {Name: "team-1", MaxCostUSD: 100, SpentUSD: 1}}}
 			b.ReportAllocs()
 			for b.Loop() {
 				m.ObserveRequest(context.Background(), r)

@@ -102,6 +102,7 @@ type liteLLMMetrics struct {
 	reqLatency, apiLatency, ttft, perToken                                 *prometheus.HistogramVec
 	depSuccess, depFailure, depTotal                                       *prometheus.CounterVec
 	depState                                                               *deploymentStates
+	budgets                                                                *budgetGauges
 }
 
 // deploymentStates is litellm_deployment_state: each deployment's state after its last call
@@ -163,7 +164,12 @@ func names(idx []int) []string {
 // litellm_request_total_latency_metric, litellm_llm_api_latency_metric,
 // litellm_llm_api_time_to_first_token_metric, litellm_deployment_state,
 // litellm_deployment_success_responses_total, litellm_deployment_failure_responses_total,
-// litellm_deployment_total_requests_total and litellm_deployment_latency_per_output_token.
+// litellm_deployment_total_requests_total, litellm_deployment_latency_per_output_token and
+// the budget gauges of virtual keys and teams (litellm_remaining_api_key_budget_metric,
+// litellm_api_key_max_budget_metric, litellm_api_key_budget_remaining_hours_metric,
+// litellm_remaining_team_budget_metric, litellm_team_max_budget_metric,
+// litellm_team_budget_remaining_hours_metric), which a key or team has once a request of
+// it was charged (RequestRecord.Accounts).
 // hashed_api_key is the virtual key's id (what /key/info answers as token); the labels
 // Switchyard does not know (api_key_alias, team_alias, user_email, route, client_ip,
 // user_agent) are empty, as LiteLLM leaves a label it has no value for. Call it once,
@@ -190,8 +196,9 @@ func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
 	l.depFailure = counter("litellm_deployment_failure_responses_total", "LLM Deployment Analytics - Total number of failed LLM API calls for a specific LLM deployment. exception_status is the status of the exception from the llm api", llDepFailure)
 	l.depTotal = counter("litellm_deployment_total_requests_total", "LLM Deployment Analytics - Total number of LLM API calls - success + failure", llDepTotal)
 	l.depState = &deploymentStates{breakers: opts.BreakerStates, last: map[[4]string]deploymentState{}}
+	l.budgets = &budgetGauges{keys: map[string]completions.AccountState{}, teams: map[string]completions.AccountState{}}
 	m.reg.MustRegister(l.proxyTotal, l.proxyFailed, l.spend, l.totalTokens, l.inputTokens, l.outputTokens, l.reqLatency, l.apiLatency, l.ttft,
-		l.perToken, l.depSuccess, l.depFailure, l.depTotal, l.depState)
+		l.perToken, l.depSuccess, l.depFailure, l.depTotal, l.depState, l.budgets)
 	m.litellm.Store(l)
 }
 
@@ -206,6 +213,7 @@ func pick(dst []string, v *[nLabels]string, idx []int) []string {
 
 // observe records r under LiteLLM's names.
 func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
+	l.budgets.observe(&r) // a charge stands whoever left
 	ok := r.Outcome == completions.RequestOK
 	billed := r.Usage.PromptTokens > 0 || r.Usage.CompletionTokens > 0 || r.Usage.Costs.Spent() > 0
 	if r.Outcome == completions.RequestCancelled && !billed {

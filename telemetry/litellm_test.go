@@ -184,3 +184,49 @@ func TestLiteLLMEndUserLabelBounded(t *testing.T) {
 		t.Errorf("%d series of total requests, want %d", got, MaxEndUserLabels+2)
 	}
 }
+
+// TestLiteLLMBudgetGaugesPeriodEnded: a key's and a team's budget gauges come from the
+// accounts its request's charge left (RequestRecord.Accounts), at scrape time: once the
+// period ended the budget reads whole again with the next period's hours; an account of
+// another kind (a user's) makes none, and neither does a request of no key or team.
+func TestLiteLLMBudgetGaugesPeriodEnded(t *testing.T) {
+	m := New(Options{})
+	m.EnableLiteLLM(LiteLLMOptions{})
+	now := time.Now()
+	m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestOK, Model: "openai/ok", KeyID: "vk_1", TeamID: "eng",
+		Accounts: []completions.AccountState{
+			{MaxCostUSD: 5, SpentUSD: 4, ResetAt: now.Add(-90 * time.Minute), Period: time.Hour},
+			{Name: "eng", MaxCostUSD: 100, SpentUSD: 40, ResetAt: now.Add(10 * time.Hour), Period: 24 * time.Hour},
+			{Kind: "user", Name: "u", MaxCostUSD: 7, SpentUSD: 1},
+		}})
+	m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestOK, Model: "openai/ok",
+		Accounts: []completions.AccountState{{MaxCostUSD: 1}}})
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]float64{}
+	for _, f := range fams {
+		if strings.Contains(f.GetName(), "budget") {
+			for _, s := range f.GetMetric() {
+				got[f.GetName()] = append(got[f.GetName()], s.GetGauge().GetValue())
+			}
+		}
+	}
+	want := map[string]float64{"litellm_api_key_max_budget_metric": 5, "litellm_remaining_api_key_budget_metric": 5,
+		"litellm_team_max_budget_metric": 100, "litellm_remaining_team_budget_metric": 60}
+	for name, v := range want {
+		if len(got[name]) != 1 || got[name][0] != v {
+			t.Errorf("%s = %v, want [%g]", name, got[name], v)
+		}
+	}
+	if h := got["litellm_api_key_budget_remaining_hours_metric"]; len(h) != 1 || h[0] <= 0 || h[0] > 0.5 {
+		t.Errorf("key's hours to reset %v, want one in (0, 0.5]: its period ended 30 minutes into the next", h)
+	}
+	if h := got["litellm_team_budget_remaining_hours_metric"]; len(h) != 1 || h[0] <= 9 || h[0] > 10 {
+		t.Errorf("team's hours to reset %v, want one in (9, 10]", h)
+	}
+	if len(got) != 6 {
+		t.Errorf("budget gauges %v, want the six of the key and the team", got)
+	}
+}
