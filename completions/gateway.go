@@ -176,6 +176,9 @@ type Scope struct {
 	// it belongs to and the user it was made for ("" when none): ids, never the key's
 	// secret. Observers see them in RequestRecord (a trace's attributes).
 	KeyID, TeamID, UserID string
+	// KeyAlias and TeamAlias are the key's and its team's names (LiteLLM's key_alias and
+	// team_alias; "" when none), for the observers.
+	KeyAlias, TeamAlias string
 }
 
 // conversationOwner is whom the conversations s starts belong to.

@@ -103,6 +103,8 @@ type RequestRecord struct {
 	// KeyID, TeamID and UserID are the Scope's: the virtual key the request was made with,
 	// its team and its user ("" when none). None of them is a secret.
 	KeyID, TeamID, UserID string
+	// KeyAlias and TeamAlias are the Scope's: the key's and its team's names ("" when none).
+	KeyAlias, TeamAlias string
 	// Prompt is a chat request as it was sent upstream: the system prompt, the stored
 	// history of its conversation, its messages as the pre_call guardrails left them (masked
 	// text masked), its tools and sampling parameters (MaxTokens lowered to what a budget
@@ -287,6 +289,7 @@ func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
 	}
 	r.EndUser = p.scope.EndUser
 	r.KeyID, r.TeamID, r.UserID = p.scope.KeyID, p.scope.TeamID, p.scope.UserID
+	r.KeyAlias, r.TeamAlias = p.scope.KeyAlias, p.scope.TeamAlias
 	if r.Operation == "" && p.req != nil && len(p.preq.Messages) > 0 {
 		r.Prompt = &p.preq
 	}

@@ -256,6 +256,7 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 		// Its conversations are its own (responsesOwner), not its siblings' to continue.
 		sc.ConversationOwner = p.Owner + "/" + v.KeyID
 		sc.KeyID, sc.TeamID, sc.UserID = v.KeyID, v.TeamID, v.UserID
+		sc.KeyAlias, sc.TeamAlias = v.KeyAlias, v.TeamAlias
 	}
 	return sc
 }

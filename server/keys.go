@@ -258,6 +258,9 @@ type virtualKeyScope struct {
 	TeamID, UserID string
 	// Tags are the key's tags (keyTags), added to every request it makes.
 	Tags []string
+	// KeyAlias and TeamAlias are the key's and its team's names (key_alias, team_alias),
+	// for the gateway's observers (Scope.KeyAlias, Scope.TeamAlias).
+	KeyAlias, TeamAlias string
 }
 
 // neverExpires stands for "no expiry" in a shared key record, which always has one.
@@ -728,7 +731,7 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 	}
 	tags, _ := keyTags(vk.Metadata) // checked when set; an invalid label an earlier build kept is left out
 	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID, MCPServers: vk.MCPServers, UserID: keyUserID(*vk),
-		OrganizationID: vk.OrganizationID, Tags: tags, TagsRead: true})
+		OrganizationID: vk.OrganizationID, Tags: tags, TagsRead: true, KeyAlias: vk.Name})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}

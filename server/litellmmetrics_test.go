@@ -276,14 +276,15 @@ func TestLiteLLMMetricsFallbackGroup(t *testing.T) {
 
 // TestLiteLLMBudgetGauges: after a request of a virtual key of a team, LiteLLM's budget
 // gauges say the key's and the team's max budget, what is left of it after the request's
-// priced cost, and the hours to the budget's reset; a key without a max budget has +Inf
-// left and no max; a key of no request has none of them.
+// priced cost, and the hours to the budget's reset, labelled with the key's and team's
+// aliases as the request's series are; a key without a max budget has +Inf left and no
+// max; a key of no request has none of them.
 func TestLiteLLMBudgetGauges(t *testing.T) {
 	hs, m, costs, s := liteLLMServer(t, true)
-	if r := do(t, s, "POST", "/team/new", testKey, `{"team_id":"eng","max_budget":10,"budget_duration":"1d"}`); r.status != http.StatusOK {
+	if r := do(t, s, "POST", "/team/new", testKey, `{"team_id":"eng","team_alias":"Engineering","max_budget":10,"budget_duration":"1d"}`); r.status != http.StatusOK {
 		t.Fatalf("/team/new: %d %s", r.status, r.raw)
 	}
-	k := litellmGenerate(t, s, `{"team_id":"eng","max_budget":2,"budget_duration":"1h"}`)
+	k := litellmGenerate(t, s, `{"team_id":"eng","key_alias":"billing-bot","max_budget":2,"budget_duration":"1h"}`)
 	free := litellmGenerate(t, s, `{}`)
 	idle := litellmGenerate(t, s, `{"max_budget":3}`)
 	for _, key := range []string{k.Key, free.Key} {
@@ -295,7 +296,9 @@ func TestLiteLLMBudgetGauges(t *testing.T) {
 	gauge := func(name string, labels map[string]string) float64 {
 		return series(t, m, name, labels).GetGauge().GetValue()
 	}
-	key, team := map[string]string{"hashed_api_key": k.Token, "api_key_alias": ""}, map[string]string{"team": "eng", "team_alias": ""}
+	key, team := map[string]string{"hashed_api_key": k.Token, "api_key_alias": "billing-bot"}, map[string]string{"team": "eng", "team_alias": "Engineering"}
+	series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{"hashed_api_key": k.Token, "api_key_alias": "billing-bot", "team": "eng", "team_alias": "Engineering"})
+	series(t, m, "litellm_deployment_success_responses_total", map[string]string{"hashed_api_key": k.Token, "api_key_alias": "billing-bot", "team_alias": "Engineering"})
 	if spent <= 0 {
 		t.Fatalf("the requests cost nothing")
 	}
@@ -322,6 +325,18 @@ func TestLiteLLMBudgetGauges(t *testing.T) {
 	if left := gauge("litellm_remaining_api_key_budget_metric", map[string]string{"hashed_api_key": free.Token}); !math.IsInf(left, 1) {
 		t.Errorf("remaining budget of a key without max budget %g, want +Inf", left)
 	}
+	// A new alias (/key/update, /team/update) labels the next request's series.
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+k.Key+`","key_alias":"renamed-bot"}`); r.status != http.StatusOK {
+		t.Fatalf("/key/update: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "POST", "/team/update", testKey, `{"team_id":"eng","team_alias":"Eng"}`); r.status != http.StatusOK {
+		t.Fatalf("/team/update: %d %s", r.status, r.raw)
+	}
+	if resp, body := post(t, hs.URL+"/v1/chat/completions", k.Key, `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {
+		t.Fatalf("completion: %d %s", resp.StatusCode, body)
+	}
+	series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{"hashed_api_key": k.Token, "api_key_alias": "renamed-bot", "team_alias": "Eng"})
+	series(t, m, "litellm_remaining_api_key_budget_metric", map[string]string{"hashed_api_key": k.Token, "api_key_alias": "renamed-bot"})
 	text := scrape(t, hs.URL)
 	for _, absent := range []string{`litellm_api_key_max_budget_metric{api_key_alias="",hashed_api_key="` + free.Token, `hashed_api_key="` + idle.Token,
 		`litellm_api_key_budget_remaining_hours_metric{api_key_alias="",hashed_api_key="` + free.Token} {

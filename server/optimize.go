@@ -337,6 +337,10 @@ type keyScopeDoc struct {
 	// a virtual key's document written by a build before key tags lacks it, and its tags are
 	// read from the key's record on each request until the key is next written.
 	TagsRead bool `json:"tags_read,omitempty"`
+	// KeyAlias is a virtual key's name (LiteLLM's key_alias) when the document was written
+	// (a /key/update rewrites it); one written by a build before it lacks it, and the key's
+	// name is read with its tags (TagsRead) or else left empty until the key is next written.
+	KeyAlias string `json:"key_alias,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -428,10 +432,11 @@ func keyScopes(st *store.Store) ScopeResolver {
 				// meanwhile, or an invalid label, has none.
 				if rec, err := storedKeyOf(ctx, st, owner, s.KeyID); err == nil {
 					s.Tags, _ = keyTags(rec.Metadata)
+					s.KeyAlias = rec.Name
 				}
 			}
 			scope.MCPServers = s.MCPServers // Scope's MCP servers: /mcp and the mcp tools of /v1/responses
-			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID, Tags: s.Tags}
+			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID, Tags: s.Tags, KeyAlias: s.KeyAlias}
 			org := s.OrganizationID // a key without a team; a team's key is in the team's
 			if s.TeamID != "" {
 				t, err := joinTeam(ctx, st, owner, s.TeamID, b)
@@ -439,6 +444,7 @@ func keyScopes(st *store.Store) ScopeResolver {
 					return nil, err
 				}
 				vk.Team, vk.TeamRPM = teamBudgetID(owner, s.TeamID), t.RequestsPerMinute
+				vk.TeamAlias = t.Name // read with the team on every request: a rename applies at once
 				// The team's tags after the key's, read with the team on every request: a
 				// /team/update applies at once. A label an earlier build kept unchecked is left out.
 				if tt, err := teamTags(t.Metadata); err == nil && len(tt) > 0 {

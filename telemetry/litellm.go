@@ -170,9 +170,9 @@ func names(idx []int) []string {
 // litellm_remaining_team_budget_metric, litellm_team_max_budget_metric,
 // litellm_team_budget_remaining_hours_metric), which a key or team has once a request of
 // it was charged (RequestRecord.Accounts).
-// hashed_api_key is the virtual key's id (what /key/info answers as token); the labels
-// Switchyard does not know (api_key_alias, team_alias, user_email, route, client_ip,
-// user_agent) are empty, as LiteLLM leaves a label it has no value for. Call it once,
+// hashed_api_key is the virtual key's id (what /key/info answers as token), api_key_alias
+// and team_alias its and its team's names (RequestRecord.KeyAlias, TeamAlias); the labels
+// Switchyard does not know (user_email, route, client_ip, user_agent) are empty, as LiteLLM leaves a label it has no value for. Call it once,
 // before requests are served; without it none of these series exist.
 func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
 	l := &liteLLMMetrics{opts: opts, endUsers: newLabelSet(MaxEndUserLabels)}
@@ -196,7 +196,7 @@ func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
 	l.depFailure = counter("litellm_deployment_failure_responses_total", "LLM Deployment Analytics - Total number of failed LLM API calls for a specific LLM deployment. exception_status is the status of the exception from the llm api", llDepFailure)
 	l.depTotal = counter("litellm_deployment_total_requests_total", "LLM Deployment Analytics - Total number of LLM API calls - success + failure", llDepTotal)
 	l.depState = &deploymentStates{breakers: opts.BreakerStates, last: map[[4]string]deploymentState{}}
-	l.budgets = &budgetGauges{keys: map[string]completions.AccountState{}, teams: map[string]completions.AccountState{}}
+	l.budgets = &budgetGauges{keys: map[string]namedAccount{}, teams: map[string]namedAccount{}}
 	m.reg.MustRegister(l.proxyTotal, l.proxyFailed, l.spend, l.totalTokens, l.inputTokens, l.outputTokens, l.reqLatency, l.apiLatency, l.ttft,
 		l.perToken, l.depSuccess, l.depFailure, l.depTotal, l.depState, l.budgets)
 	m.litellm.Store(l)
@@ -222,6 +222,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	var v [nLabels]string
 	var buf [16]string
 	v[lKeyHash], v[lTeam], v[lUser] = r.KeyID, r.TeamID, r.UserID
+	v[lKeyAlias], v[lTeamAlias] = r.KeyAlias, r.TeamAlias
 	if l.opts.EndUser && r.EndUser != "" {
 		v[lEndUser] = l.endUsers.value(r.EndUser, nil)
 	}

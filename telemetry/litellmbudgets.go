@@ -18,8 +18,15 @@ import (
 // down and a period that ended reads its budget whole again.
 type budgetGauges struct {
 	mu    sync.Mutex
-	keys  map[string]completions.AccountState // by key id
-	teams map[string]completions.AccountState // by team id
+	keys  map[string]namedAccount // by key id
+	teams map[string]namedAccount // by team id
+}
+
+// namedAccount is a key's or team's account with its alias (its label api_key_alias or
+// team_alias).
+type namedAccount struct {
+	completions.AccountState
+	alias string
 }
 
 var (
@@ -48,9 +55,9 @@ func (b *budgetGauges) observe(r *completions.RequestRecord) {
 		switch {
 		case a.Kind != "":
 		case i == 0 && a.Name == "" && r.KeyID != "":
-			b.keys[r.KeyID] = a // the request's own Budget: its virtual key's
+			b.keys[r.KeyID] = namedAccount{a, r.KeyAlias} // the request's own Budget: its virtual key's
 		case a.Name != "" && a.Name == r.TeamID:
-			b.teams[r.TeamID] = a
+			b.teams[r.TeamID] = namedAccount{a, r.TeamAlias}
 		}
 	}
 }
@@ -67,7 +74,7 @@ func (b *budgetGauges) Collect(ch chan<- prometheus.Metric) {
 	now := time.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	emit := func(accounts map[string]completions.AccountState, remaining, max, hours *prometheus.Desc) {
+	emit := func(accounts map[string]namedAccount, remaining, max, hours *prometheus.Desc) {
 		for id, a := range accounts {
 			if !a.ResetAt.IsZero() && !now.Before(a.ResetAt) && a.Period > 0 {
 				// The period ended: the next use starts the account afresh.
@@ -77,11 +84,11 @@ func (b *budgetGauges) Collect(ch chan<- prometheus.Metric) {
 			left := math.Inf(1)
 			if a.MaxCostUSD > 0 || a.Blocked {
 				left = a.MaxCostUSD - a.SpentUSD
-				ch <- prometheus.MustNewConstMetric(max, prometheus.GaugeValue, a.MaxCostUSD, id, "")
+				ch <- prometheus.MustNewConstMetric(max, prometheus.GaugeValue, a.MaxCostUSD, id, a.alias)
 			}
-			ch <- prometheus.MustNewConstMetric(remaining, prometheus.GaugeValue, left, id, "")
+			ch <- prometheus.MustNewConstMetric(remaining, prometheus.GaugeValue, left, id, a.alias)
 			if !a.ResetAt.IsZero() {
-				ch <- prometheus.MustNewConstMetric(hours, prometheus.GaugeValue, a.ResetAt.Sub(now).Hours(), id, "")
+				ch <- prometheus.MustNewConstMetric(hours, prometheus.GaugeValue, a.ResetAt.Sub(now).Hours(), id, a.alias)
 			}
 		}
 	}
