@@ -169,11 +169,11 @@ func names(idx []int) []string {
 // litellm_api_key_max_budget_metric, litellm_api_key_budget_remaining_hours_metric,
 // litellm_remaining_team_budget_metric, litellm_team_max_budget_metric,
 // litellm_team_budget_remaining_hours_metric), which a key or team has once a request of
-// it was charged (RequestRecord.Accounts).
-// hashed_api_key is the virtual key's id (what /key/info answers as token), api_key_alias
-// and team_alias its and its team's names (RequestRecord.KeyAlias, TeamAlias); the labels
-// Switchyard does not know (user_email, route, client_ip, user_agent) are empty, as LiteLLM leaves a label it has no value for. Call it once,
-// before requests are served; without it none of these series exist.
+// it was charged (RequestRecord.Accounts). hashed_api_key is the virtual key's id (what
+// /key/info answers as token), api_key_alias and team_alias its and its team's names
+// (RequestRecord.KeyAlias, TeamAlias); the labels Switchyard does not know (user_email,
+// route, client_ip, user_agent) are empty, as LiteLLM leaves a label it has no value for.
+// Call it once, before requests are served; without it none of these series exist.
 func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
 	l := &liteLLMMetrics{opts: opts, endUsers: newLabelSet(MaxEndUserLabels)}
 	counter := func(name, help string, idx []int) *prometheus.CounterVec {
