@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,8 +18,11 @@ const (
 	headerLiteLLMResponseCost  = "X-Litellm-Response-Cost"
 	headerLiteLLMDuration      = "X-Litellm-Response-Duration-Ms"
 	headerLiteLLMOverhead      = "X-Litellm-Overhead-Duration-Ms"
+	headerLiteLLMRetries       = "X-Litellm-Attempted-Retries"
+	headerLiteLLMFallbacks     = "X-Litellm-Attempted-Fallbacks"
 	liteLLMExposedHeaderValues = headerLiteLLMModelID + ", " + headerLiteLLMModelAPIBase + ", " + headerLiteLLMModelGroup + ", " +
-		headerLiteLLMResponseCost + ", " + headerLiteLLMDuration + ", " + headerLiteLLMOverhead +
+		headerLiteLLMResponseCost + ", " + headerLiteLLMDuration + ", " + headerLiteLLMOverhead + ", " +
+		headerLiteLLMRetries + ", " + headerLiteLLMFallbacks +
 		", X-Ratelimit-Limit-Requests, X-Ratelimit-Remaining-Requests"
 )
 
@@ -26,20 +30,28 @@ const (
 // deployment's id (model_info.id, as /model/info lists it), its api_base without
 // credentials (when its adapter says) and the model name req asked for (LiteLLM's model
 // group: a group's name, else the model named). model is the answering "provider/model".
-func setLiteLLMDeploymentHeaders(w http.ResponseWriter, g *completions.Gateway, req *completions.Request, group, model string) {
+func setLiteLLMDeploymentHeaders(w http.ResponseWriter, g *completions.Gateway, req *completions.Request, model string) {
 	var vals [3]string
-	setLiteLLMHeaders(w.Header(), vals[:0], g, req, group, model)
+	setLiteLLMHeaders(w.Header(), vals[:0], g, liteLLMGroup(req, ""), "", model)
 }
 
-// setLiteLLMHeaders is setLiteLLMDeploymentHeaders into h, the values appended to vals
-// first (one backing array for every header's value, the answer's other ones after them).
-func setLiteLLMHeaders(h http.Header, vals []string, g *completions.Gateway, req *completions.Request, group, model string) []string {
+// liteLLMGroup is the model name req asked for: group (the answer's model group) when
+// known, else the one model req names.
+func liteLLMGroup(req *completions.Request, group string) string {
+	if group == "" && len(req.Models) == 1 {
+		group = req.Models[0]
+	}
+	return group
+}
+
+// setLiteLLMHeaders is setLiteLLMDeploymentHeaders into h, for the name asked for group
+// and the deployment of model under askedBy (the name it was tried by, a fallback group's
+// after the group asked failed; "": group), the values appended to vals (one backing array
+// for every header's value, the answer's other ones after them).
+func setLiteLLMHeaders(h http.Header, vals []string, g *completions.Gateway, group, askedBy, model string) []string {
 	set := func(name, v string) {
 		vals = append(vals, v)
 		h[name] = vals[len(vals)-1 : len(vals) : len(vals)]
-	}
-	if group == "" && len(req.Models) == 1 {
-		group = req.Models[0]
 	}
 	if group != "" {
 		set(headerLiteLLMModelGroup, group)
@@ -47,7 +59,10 @@ func setLiteLLMHeaders(h http.Header, vals []string, g *completions.Gateway, req
 	if model == "" || model == "/" {
 		return vals
 	}
-	set(headerLiteLLMModelID, g.DeploymentIDOf(group, model))
+	if askedBy == "" {
+		askedBy = group
+	}
+	set(headerLiteLLMModelID, g.DeploymentIDOf(askedBy, model))
 	if base := g.APIBaseOf(model); base != "" {
 		set(headerLiteLLMModelAPIBase, base)
 	}
@@ -57,14 +72,19 @@ func setLiteLLMHeaders(h http.Header, vals []string, g *completions.Gateway, req
 // setLiteLLMAnswerHeaders sets LiteLLM's headers of a whole answer resp to req received at
 // received: those of setLiteLLMDeploymentHeaders, the answer's cost as billed (USD; 0 for
 // a cache hit), the time since the request was received and the part of it not spent in
-// the upstream calls (LiteLLM's overhead), in milliseconds.
+// the upstream calls (LiteLLM's overhead), in milliseconds, and the retries and fallbacks
+// its calls made.
 func setLiteLLMAnswerHeaders(w http.ResponseWriter, g *completions.Gateway, req *completions.Request, resp *completions.Response, received time.Time) {
 	model := resp.Model
 	if resp.Provider != "" {
 		model = resp.Provider + "/" + resp.Model
 	}
+	askedBy := ""
+	if n := len(resp.Attempts); n > 0 {
+		askedBy = resp.Attempts[n-1].ModelGroup
+	}
 	h := w.Header()
-	vals := setLiteLLMHeaders(h, make([]string, 0, 6), g, req, resp.ModelGroup, model)
+	vals := setLiteLLMHeaders(h, make([]string, 0, 8), g, liteLLMGroup(req, resp.ModelGroup), askedBy, model)
 	set := func(name, v string) {
 		vals = append(vals, v)
 		h[name] = vals[len(vals)-1 : len(vals) : len(vals)]
@@ -72,9 +92,24 @@ func setLiteLLMAnswerHeaders(w http.ResponseWriter, g *completions.Gateway, req 
 	set(headerLiteLLMResponseCost, strconv.FormatFloat(resp.Usage.Costs.Spent(), 'g', -1, 64))
 	total := time.Since(received)
 	var upstream time.Duration
-	for _, a := range resp.Attempts {
+	called := func(a completions.Attempt) bool { return !a.Started.IsZero() || a.Outcome == completions.OutcomeOK }
+	calls, names := 0, 0
+	for i, a := range resp.Attempts {
 		upstream += time.Duration(a.LatencyMS) * time.Millisecond
+		if !called(a) {
+			continue // skipped without a call (its breaker open, its limit reached)
+		}
+		calls++
+		if !slices.ContainsFunc(resp.Attempts[:i], func(b completions.Attempt) bool { return b.ModelGroup == a.ModelGroup && called(b) }) {
+			names++
+		}
 	}
 	set(headerLiteLLMDuration, strconv.FormatFloat(float64(total.Microseconds())/1000, 'f', 3, 64))
 	set(headerLiteLLMOverhead, strconv.FormatFloat(float64(max(total-upstream, 0).Microseconds())/1000, 'f', 3, 64))
+	if calls > 0 {
+		// LiteLLM's: the calls made again under a name already tried (its router's retries
+		// among a group's deployments) and the names tried after the first (its fallbacks).
+		set(headerLiteLLMRetries, strconv.Itoa(calls-names))
+		set(headerLiteLLMFallbacks, strconv.Itoa(names-1))
+	}
 }

@@ -68,6 +68,10 @@ func TestLiteLLMResponseHeaders(t *testing.T) {
 		t.Errorf("durations %q, overhead %q", h.Get("X-Litellm-Response-Duration-Ms"), h.Get("X-Litellm-Overhead-Duration-Ms"))
 	}
 
+	if h.Get("X-Litellm-Attempted-Retries") != "0" || h.Get("X-Litellm-Attempted-Fallbacks") != "0" {
+		t.Errorf("an answer at the first call: retries %q, fallbacks %q", h.Get("X-Litellm-Attempted-Retries"), h.Get("X-Litellm-Attempted-Fallbacks"))
+	}
+
 	h, body := send(`{"model":"gpt","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	if !strings.Contains(body, "[DONE]") {
 		t.Fatalf("stream: %s", body)
@@ -78,4 +82,47 @@ func TestLiteLLMResponseHeaders(t *testing.T) {
 	if h.Get("X-Litellm-Response-Cost") != "" {
 		t.Errorf("a stream's cost header %q: not known when the headers go out", h.Get("X-Litellm-Response-Cost"))
 	}
+}
+
+// TestLiteLLMResponseHeadersAfterFallback: a group whose member fails and whose fallback
+// group answers names the answering deployment (the fallback's, by its model_info.id) and
+// the group asked for, and counts the fallback (and the failed member's retries).
+func TestLiteLLMResponseHeadersAfterFallback(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
+	}))
+	t.Cleanup(down.Close)
+	up, _ := deploymentUpstream(t, "backup")
+	config := []byte(`model_list:
+  - model_name: gpt
+    litellm_params: {model: openai/gpt-4o, api_base: "` + down.URL + `/v1", api_key: sk-a}
+    model_info: {id: dep-down}
+  - model_name: backup
+    litellm_params: {model: openai/gpt-4o-mini, api_base: "` + up.URL + `/v1", api_key: sk-b}
+    model_info: {id: dep-backup}
+router_settings:
+  fallbacks: [{gpt: [backup]}]
+`)
+	hs := deploymentServer(t, newTestStore(t), config)
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "from backup") {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	h := resp.Header
+	if h.Get("X-Litellm-Model-Id") != "dep-backup" || h.Get("X-Litellm-Model-Group") != "gpt" || h.Get("X-Litellm-Model-Api-Base") != up.URL+"/v1" {
+		t.Errorf("after the fallback: model id %q, group %q, api base %q", h.Get("X-Litellm-Model-Id"), h.Get("X-Litellm-Model-Group"), h.Get("X-Litellm-Model-Api-Base"))
+	}
+	retries, err := strconv.Atoi(h.Get("X-Litellm-Attempted-Retries"))
+	if h.Get("X-Litellm-Attempted-Fallbacks") != "1" || err != nil || retries < 0 {
+		t.Errorf("after the fallback: fallbacks %q, retries %q", h.Get("X-Litellm-Attempted-Fallbacks"), h.Get("X-Litellm-Attempted-Retries"))
+	}
+	t.Logf("retries %d", retries)
 }
