@@ -76,7 +76,7 @@ func (g *Gateway) Deployments() []Deployment {
 		for i, m := range grp.Models {
 			mode := ModeChat
 			switch {
-			case g.HasEmbeddingModel(m):
+			case g.HasEmbeddingModel(m) || g.ownEmbedding(m):
 				mode = ModeEmbedding
 			case g.HasRerankModel(m):
 				mode = ModeRerank
@@ -102,6 +102,14 @@ func (g *Gateway) Deployments() []Deployment {
 		}
 	}
 	return out
+}
+
+// ownEmbedding reports whether the price catalogue holds model as an embedding model of
+// its own (a LiteLLM deployment of model_info.mode embedding), which its provider's listing
+// may not name (a model of an api_base of its own).
+func (g *Gateway) ownEmbedding(model string) bool {
+	c, ok := g.prices().(interface{ OwnEmbedding(string) bool })
+	return ok && c.OwnEmbedding(model)
 }
 
 // deployment describes model (mode) under modelName.

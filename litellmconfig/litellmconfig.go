@@ -720,7 +720,10 @@ func (p *parser) ownPrice(path string, params, info map[string]any) (o providers
 		switch mode {
 		case "chat", "completion", "responses":
 		case "embedding":
-			o.Embedding = true
+			// Without rates or limits of its own too: the mode alone makes the deployment
+			// an embedding model (its /health check embeds, /model/info says so), as
+			// LiteLLM reads model_info.mode.
+			o.Embedding, set = true, true
 		default:
 			if set {
 				p.ignored = append(p.ignored, fmt.Sprintf("%s prices and token limits (model_info.mode %s: chat and embedding models' only)", path, mode))

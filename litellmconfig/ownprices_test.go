@@ -200,3 +200,29 @@ litellm_settings: {drop_params: true}
 		}
 	}
 }
+
+// model_info.mode embedding alone, without rates or limits, makes the deployment an
+// embedding model (its member's OwnPrice.Embedding), as LiteLLM reads the mode for its
+// health checks; mode chat alone sets nothing.
+func TestModeEmbeddingWithoutPrices(t *testing.T) {
+	cfg, err := Parse([]byte(`
+model_list:
+  - {model_name: embed, litellm_params: {model: openai/bge-small, api_base: "http://vllm:8000/v1"}, model_info: {mode: embedding}}
+  - {model_name: chat, litellm_params: {model: openai/llama, api_base: "http://vllm:8000/v1"}, model_info: {mode: chat}}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var emb, chat int
+	for m, p := range cfg.Prices {
+		switch {
+		case p.Embedding && m == "openai-embed/bge-small":
+			emb++
+		default:
+			chat++
+		}
+	}
+	if emb != 1 || chat != 0 {
+		t.Errorf("prices %+v: want only openai-embed/bge-small, as an embedding model", cfg.Prices)
+	}
+}

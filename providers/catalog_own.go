@@ -149,3 +149,14 @@ func (c *Catalog) OwnPriced(model string) bool {
 	_, embed := c.Embeddings().own[model]
 	return chat || embed
 }
+
+// OwnEmbedding reports whether model ("provider/model", exactly) was given a price of its
+// own among the embedding models (WithOwnPrices with OwnPrice.Embedding: LiteLLM's
+// model_info.mode embedding), whether or not the catalogue lists it.
+func (c *Catalog) OwnEmbedding(model string) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.Embeddings().own[model]
+	return ok
+}
