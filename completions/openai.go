@@ -82,6 +82,13 @@ type OpenAIChatRequest struct {
 	TopLogprobs  json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
 	Modalities   json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
 	Audio        json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
+	// LiteLLM's testing switches (mock_response answers without calling the model,
+	// mock_testing_fallbacks fails the first model to exercise the fallbacks,
+	// mock_timeout times it out) are refused rather than ignored: ignored, the request
+	// would call and bill the real model, and a fallback test would pass untested.
+	MockResponse         json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
+	MockTestingFallbacks json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
+	MockTimeout          json.RawMessage `json:"mock_timeout,omitempty" jsonschema:"-"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
@@ -239,6 +246,8 @@ func rawIs(raw json.RawMessage, want string) bool {
 // checkUnsupported refuses the OpenAI fields whose meaning the gateway cannot honour.
 func (r *OpenAIChatRequest) checkUnsupported() error {
 	const functionsMsg = "the legacy functions API is not supported; use tools and tool_choice"
+	const mockMsg = "LiteLLM's mock requests are not supported: the model would be called (and billed) for real; " +
+		"test fallbacks with a model group whose member fails"
 	switch {
 	case present(r.Functions) && !rawIs(r.Functions, "[]"):
 		return invalid("functions", functionsMsg)
@@ -250,6 +259,12 @@ func (r *OpenAIChatRequest) checkUnsupported() error {
 		return invalid("top_logprobs", "log probabilities are not supported by the gateway")
 	case present(r.Audio):
 		return invalid("audio", "audio output is not supported by the gateway")
+	case present(r.MockResponse):
+		return invalid("mock_response", mockMsg)
+	case present(r.MockTestingFallbacks) && !rawIs(r.MockTestingFallbacks, "false"):
+		return invalid("mock_testing_fallbacks", mockMsg)
+	case present(r.MockTimeout) && !rawIs(r.MockTimeout, "false"):
+		return invalid("mock_timeout", mockMsg)
 	}
 	if present(r.Modalities) {
 		var mods []string
