@@ -210,7 +210,7 @@ func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []targ
 		return nil, nil, err
 	}
 	if b := scope.Budget; b != nil {
-		if err := g.budgetAllows(b, primary, fallback, req.windowFallbacks, req.policyFallbacks); err != nil {
+		if err := g.budgetAllows(b, append(slices.Clone(req.Models), req.FallbackModels...), primary, fallback, req.windowFallbacks, req.policyFallbacks); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -237,10 +237,18 @@ func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) err
 
 // budgetAllows refuses (ErrModelNotAllowed) the first model of lists that b does not
 // allow: the models as resolved, a bare name's provider/model, a model group's members.
-func (g *Gateway) budgetAllows(b *Budget, lists ...[]target) error {
+// The refusal names the model of asked (the names the request sent) it was resolved
+// from, when that is another name (a model group, a bare name): the caller knows the
+// name it sent, not the group's provider/model members.
+func (g *Gateway) budgetAllows(b *Budget, asked []string, lists ...[]target) error {
 	for _, ts := range lists {
 		for _, t := range ts {
 			if !b.allows(t.name, g.allowedAs) {
+				for _, a := range asked {
+					if a != t.name && slices.Contains(g.allowedAs(a), t.name) {
+						return fmt.Errorf("%w: %s (its deployment %s)", ErrModelNotAllowed, a, t.name)
+					}
+				}
 				return fmt.Errorf("%w: %s", ErrModelNotAllowed, t.name)
 			}
 		}

@@ -291,7 +291,7 @@ func (g *Gateway) opPlan(scope Scope, asked string, tags []string, targets []tar
 		return nil, err
 	}
 	if b := scope.Budget; b != nil {
-		if err := g.budgetAllows(b, targets); err != nil {
+		if err := g.budgetAllows(b, []string{asked}, targets); err != nil {
 			return nil, err
 		}
 	}

@@ -26,7 +26,7 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 		primary = fallback
 	}
 	if b := scope.Budget; b != nil { // as Complete would refuse it
-		if err := g.budgetAllows(b, primary[:1]); err != nil {
+		if err := g.budgetAllows(b, req.Models, primary[:1]); err != nil {
 			return 0, err
 		}
 	}
