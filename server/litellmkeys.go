@@ -716,6 +716,8 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			}
 		case name == "models" && isNull && update:
 			return nil, nil, false, false, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+		case name == "models" && litellmAllModels(raw):
+			native["models"] = json.RawMessage(`[]`)
 		case litellmFieldNames[name] != "":
 			switch {
 			case !isNull:
@@ -1099,4 +1101,17 @@ func litellmQueryInt(v, name string, def, min, max int) (int, error) {
 		return 0, litellmInvalid(name, "%s: must be a whole number from %d to %d, got %q", name, min, max, v)
 	}
 	return n, nil
+}
+
+// litellmAllModels reports whether raw, a models list of LiteLLM's key, team, user or
+// organization requests, names one of LiteLLM's special models: "all-team-models" (a
+// key may call every model of its team; its admin UI's "All Team Models") or
+// "all-proxy-models" (every model the proxy serves; "All Proxy Models"). Both are
+// Switchyard's empty list: every model, within the team's, user's and organization's.
+func litellmAllModels(raw json.RawMessage) bool {
+	var models []string
+	if json.Unmarshal(raw, &models) != nil {
+		return false
+	}
+	return slices.Contains(models, "all-team-models") || slices.Contains(models, "all-proxy-models")
 }

@@ -375,6 +375,8 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 			native[to] = json.RawMessage(`null`) // the team's tags removed
 		case name == "models" && isNull && update:
 			return nil, block, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+		case name == "models" && litellmAllModels(raw):
+			native[to] = json.RawMessage(`[]`)
 		case !isNull:
 			native[to] = raw
 		case !update:

@@ -1,0 +1,41 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+// LiteLLM's special model names — "all-team-models" (its admin UI's "All Team Models" on
+// a team's key) and "all-proxy-models" ("All Proxy Models") — are Switchyard's empty
+// list: the key may call every model its team allows, the team every model; they were
+// refused as unknown models.
+func TestLiteLLMAllModelsSentinels(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	r := do(t, s, "POST", "/team/new", testKey, `{"team_id":"t-all","models":["all-proxy-models"]}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("/team/new all-proxy-models: %d %s", r.status, r.raw)
+	}
+	var team struct {
+		Models []string `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &team); err != nil || len(team.Models) != 0 {
+		t.Fatalf("team models %v (%v): want every model", team.Models, err)
+	}
+	if r := do(t, s, "POST", "/team/update", testKey, `{"team_id":"t-all","models":["openai/ok"]}`); r.status != http.StatusOK {
+		t.Fatalf("/team/update: %d %s", r.status, r.raw)
+	}
+	g := litellmGenerate(t, s, `{"team_id":"t-all","models":["all-team-models"]}`)
+	if len(g.Models) != 0 {
+		t.Fatalf("key models %v: want the team's (empty list)", g.Models)
+	}
+	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the team's model: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := chatWith(t, hs, g.Key, "openai/other"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a model outside the team's: %d %s", resp.StatusCode, b)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","models":["all-proxy-models"]}`); r.status != http.StatusOK {
+		t.Fatalf("/key/update all-proxy-models: %d %s", r.status, r.raw)
+	}
+}
