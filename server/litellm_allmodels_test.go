@@ -39,3 +39,18 @@ func TestLiteLLMAllModelsSentinels(t *testing.T) {
 		t.Fatalf("/key/update all-proxy-models: %d %s", r.status, r.raw)
 	}
 }
+
+// A user's models of all-proxy-models are every model, as a key's and a team's.
+func TestLiteLLMUserAllProxyModels(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	r := do(t, s, "POST", "/user/new", testKey, `{"user_id":"u-all","models":["all-proxy-models"]}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("/user/new all-proxy-models: %d %s", r.status, r.raw)
+	}
+	var u struct {
+		Models []string `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &u); err != nil || len(u.Models) != 0 {
+		t.Fatalf("user models %v (%v): want every model", u.Models, err)
+	}
+}

@@ -515,7 +515,7 @@ func applyUserFields(u *user, fields map[string]json.RawMessage, update bool) er
 				return litellmInvalid(name, "models: must be a list of model names, got %s", raw)
 			}
 			u.Models = v
-			if len(u.Models) == 0 {
+			if len(u.Models) == 0 || litellmAllModels(raw) {
 				u.Models = nil
 			}
 		case name == "tpm_limit":
