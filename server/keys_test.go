@@ -346,8 +346,15 @@ func TestVirtualKeyExpiry(t *testing.T) {
 	if err := store.PutJSON(ctx, s.cfg.Store, store.ScopedKeys, rec.Hash, sk); err != nil {
 		t.Fatal(err)
 	}
-	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("after expiry: %d %s", resp.StatusCode, b)
+	// Told it expired, as LiteLLM tells it, every time (not only at the first use).
+	for i := range 2 {
+		if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusUnauthorized ||
+			!strings.Contains(string(b), "Expired Key. Key Expiry time "+past.Format(time.RFC3339)) {
+			t.Fatalf("after expiry, call %d: %d %s", i+1, resp.StatusCode, b)
+		}
+	}
+	if resp, b := chatWith(t, hs, "sk-not-a-key-at-all", "openai/ok"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(b), "Expired") {
+		t.Fatalf("a made-up key: %d %s", resp.StatusCode, b)
 	}
 	if info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID); !info.Expired {
 		t.Fatalf("not listed as expired: %+v", info)

@@ -69,6 +69,12 @@ func (a *Auth) sharedKey(ctx context.Context, h [sha256.Size]byte) (Principal, b
 		return Principal{}, false, fmt.Errorf("auth: reading scoped keys: %w", err)
 	}
 	if time.Now().After(rec.ExpiresAt) {
+		if a.isVirtualKey(ctx, rec) {
+			// A virtual key past its expires_at stays listed (and may be extended by an
+			// update): its record stays too, and its holder is told it expired, as LiteLLM
+			// tells it.
+			return Principal{}, false, &KeyExpiredError{At: rec.ExpiresAt}
+		}
 		// Deleted only if still expired when deleted: a PATCH may have just extended it.
 		_ = a.store.Update(ctx, func(tx store.Tx) error {
 			cur, err := store.GetJSON[storedScopedKey](ctx, tx, store.ScopedKeys, id)
@@ -100,3 +106,27 @@ func (a *Auth) sharedKey(ctx context.Context, h [sha256.Size]byte) (Principal, b
 	}
 	return Principal{Owner: rec.Owner, Scope: scope}, true, nil
 }
+
+// isVirtualKey says rec is a virtual key's (its scope resolves to one).
+func (a *Auth) isVirtualKey(ctx context.Context, rec storedScopedKey) bool {
+	a.mu.RLock()
+	resolve := a.resolver
+	a.mu.RUnlock()
+	if resolve == nil {
+		return false
+	}
+	scope, err := resolve(ctx, rec.Owner, rec.Scope)
+	_, virtual := scope.(virtualKeyScope)
+	return err == nil && virtual
+}
+
+// KeyExpiredError is a virtual key presented after its expires_at (At). It matches
+// ErrNoKey: the key is not accepted.
+type KeyExpiredError struct{ At time.Time }
+
+func (e *KeyExpiredError) Error() string {
+	return "expired API key: it expired at " + e.At.UTC().Format(time.RFC3339)
+}
+
+// Unwrap makes the error match ErrNoKey.
+func (e *KeyExpiredError) Unwrap() error { return ErrNoKey }
