@@ -124,6 +124,7 @@ func (a *Auth) isVirtualKey(ctx context.Context, rec storedScopedKey) bool {
 // ErrNoKey: the key is not accepted.
 type KeyExpiredError struct{ At time.Time }
 
+// Error says when the key expired.
 func (e *KeyExpiredError) Error() string {
 	return "expired API key: it expired at " + e.At.UTC().Format(time.RFC3339)
 }
