@@ -142,11 +142,11 @@ func TestImageEditRoute(t *testing.T) {
 	} {
 		body, ctype := editForm(t, tc.fields, tc.files)
 		resp, b := do2(t, "POST", hs.URL+"/v1/images/edits", tc.key, body, map[string]string{"Content-Type": ctype})
-		typ := "invalid_request_error"
+		typ, code := "invalid_request_error", ""
 		if tc.status == 403 {
-			typ = "permission_error"
+			typ, code = "key_model_access_denied", "403"
 		}
-		e := wantOpenAIError(t, tc.name, resp, b, tc.status, typ, "")
+		e := wantOpenAIError(t, tc.name, resp, b, tc.status, typ, code)
 		if tc.param != "" && (e.Param == nil || *e.Param != tc.param) {
 			t.Errorf("%s: param %v, want %s (%s)", tc.name, e.Param, tc.param, b)
 		}

@@ -349,7 +349,7 @@ func TestVirtualKeyExpiry(t *testing.T) {
 	// Told it expired, as LiteLLM tells it, every time (not only at the first use).
 	for i := range 2 {
 		if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusUnauthorized ||
-			!strings.Contains(string(b), "Expired Key. Key Expiry time "+past.Format(time.RFC3339)) {
+			!strings.Contains(string(b), "Expired Key. Key Expiry time "+past.Format(time.RFC3339)) || !strings.Contains(string(b), `"type":"expired_key"`) {
 			t.Fatalf("after expiry, call %d: %d %s", i+1, resp.StatusCode, b)
 		}
 	}

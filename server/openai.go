@@ -138,11 +138,19 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 		status = http.StatusBadRequest
 	case http.StatusUnauthorized:
 		code = "invalid_api_key"
+		var expired *KeyExpiredError
+		if errors.As(cause, &expired) {
+			typ, code = "expired_key", "401" // LiteLLM's, which its users' clients look for
+		}
 		if errors.Is(cause, completions.ErrTagRouting) {
 			typ, code = "auth_error", "401" // LiteLLM's, for no deployment with the request's tags
 		}
 	case http.StatusForbidden:
 		typ = "permission_error"
+		if errors.Is(cause, completions.ErrModelNotAllowed) {
+			// LiteLLM's type, which its users' clients look for (code: its status).
+			typ, code = "key_model_access_denied", "403"
+		}
 	case http.StatusNotFound:
 		code = "not_found"
 		if strings.HasPrefix(ae.Message, "no route for") {

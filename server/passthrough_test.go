@@ -312,7 +312,7 @@ func TestPassThroughRefusals(t *testing.T) {
 	}{
 		{"anthropic model not allowed", "/anthropic/v1/messages", vk.Key, `{"model":"claude-sonnet-4-20250514","max_tokens":5,"messages":[]}`, "x-api-key", 403, `"permission_error"`},
 		{"gemini path model not allowed", "/gemini/v1beta/models/gemini-2.0-flash:generateContent", vk.Key, `{}`, "x-goog-api-key", 403, `"PERMISSION_DENIED"`},
-		{"openai model not allowed", "/openai/v1/chat/completions", vk.Key, `{"model":"gpt-4o-mini","messages":[]}`, "Authorization", 403, `"permission_error"`},
+		{"openai model not allowed", "/openai/v1/chat/completions", vk.Key, `{"model":"gpt-4o-mini","messages":[]}`, "Authorization", 403, `"key_model_access_denied"`},
 		{"no model from a restricted key", "/openai/v1/files", vk.Key, ``, "Authorization", 403, `name a model`},
 		{"blocked key", "/openai/v1/chat/completions", blocked.Key, `{"model":"gpt-4o-mini","messages":[]}`, "Authorization", 403, ``},
 		{"wrong key", "/anthropic/v1/messages", "sy-nope", `{"model":"claude-haiku-4-5-20251001"}`, "x-api-key", 401, `"authentication_error"`},

@@ -167,7 +167,7 @@ func TestRerankWithVirtualKeys(t *testing.T) {
 	}
 	for _, model := range []string{"rerank-v3.5", "cohere/rerank-v3.5", "rerankers"} {
 		resp, b := do2(t, "POST", hs.URL+"/v1/rerank", vk.Key, `{"model":"`+model+`","query":"q","documents":["a"]}`, nil)
-		wantOpenAIError(t, model+" not allowed", resp, b, 403, "permission_error", "")
+		wantOpenAIError(t, model+" not allowed", resp, b, 403, "key_model_access_denied", "403")
 	}
 	if up.calls["/v2/rerank"] != 0 {
 		t.Errorf("cohere called %d times for a key held to jina", up.calls["/v2/rerank"])

@@ -569,7 +569,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 		if errors.As(err, &expired) {
 			// LiteLLM's words, which its users' scripts look for.
 			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "Authentication Error - Expired Key. Key Expiry time %s and current time %s; the key's owner may extend it (expires_at on PATCH /api/v1/keys/{key_id}, duration on /key/update)",
-				expired.At.UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339)), nil)
+				expired.At.UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339)), err)
 			return false
 		}
 		s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "missing or invalid API key: %s", how), nil)
