@@ -68,10 +68,10 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 		if tr.translate {
 			op = completions.OperationTranslation
 		}
-		s.Handle(Route{Method: "POST", Path: tr.path, Summary: tr.summary, Tags: []string{"Completions"},
+		s.handleGateway(Route{Method: "POST", Path: tr.path, Summary: tr.summary, Tags: []string{"Completions"},
 			Request: transcriptionForm{}, RequestContentType: "multipart/form-data", MaxBodyBytes: maxAudioFormBytes,
 			Response: transcriptionAnswer{}, ResponseContentTypes: []string{"text/plain", "text/vtt", "application/x-subrip"}, ScopedKeys: true, Errors: errs},
-			recordRefusals(g, op, func(w http.ResponseWriter, r *http.Request) error {
+			g, op, func(w http.ResponseWriter, r *http.Request) error {
 				received := time.Now()
 				req, err := readTranscriptionForm(r)
 				if err != nil {
@@ -98,12 +98,12 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 				w.WriteHeader(http.StatusOK)
 				w.Write(res.Body) // a client gone away gets nothing more
 				return nil
-			}))
+			})
 	}
-	s.Handle(Route{Method: "POST", Path: "/v1/audio/speech", Summary: "OpenAI-compatible text to speech: the audio is streamed back as the model sends it, with its Content-Type",
+	s.handleGateway(Route{Method: "POST", Path: "/v1/audio/speech", Summary: "OpenAI-compatible text to speech: the audio is streamed back as the model sends it, with its Content-Type",
 		Tags: []string{"Completions"}, Request: completions.SpeechRequest{}, ScopedKeys: true, Errors: errs,
 		ResponseContentTypes: []string{"audio/mpeg", "audio/opus", "audio/aac", "audio/flac", "audio/wav", "audio/pcm"}},
-		recordRefusals(g, completions.OperationSpeech, func(w http.ResponseWriter, r *http.Request) error {
+		g, completions.OperationSpeech, func(w http.ResponseWriter, r *http.Request) error {
 			received := time.Now()
 			var req completions.SpeechRequest
 			if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true}); err != nil {
@@ -126,7 +126,7 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 			w.Header().Set("X-Switchyard-Model", sp.Model)
 			w.WriteHeader(http.StatusOK)
 			return copyFlushing(w, sp)
-		}))
+		})
 }
 
 // copyFlushing writes src to w as it is read, flushing each piece so that the client

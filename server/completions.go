@@ -67,7 +67,7 @@ func Completions(g *completions.Gateway) Option {
 		// Job keys minted by another process on the same store (a replica that runs the job),
 		// and virtual keys (issued by any process).
 		s.Auth().SetScopeResolver(keyScopes(s.cfg.Store))
-		s.Handle(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
+		s.handleGateway(Route{Method: "POST", Path: "/api/v1/completions", Summary: "Generate (or stream) an assistant message across models with fallbacks",
 			Tags: []string{"Completions"}, Request: completions.Request{}, Response: completions.Answer{}, Stream: true, ScopedKeys: true,
 			Errors: map[int]string{
 				400: "a provider's content filter refused the request (error content_filtered; the attempts are in the body), or a guardrail did (error Guardrail Violation, naming it in guardrail)",
@@ -76,23 +76,23 @@ func Completions(g *completions.Gateway) Option {
 				429: "the key's budget is spent",
 				502: "every model failed (the attempts are in the body)",
 			}},
-			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) }))
-		s.Handle(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
+			g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleCompletions(g, w, r) })
+		s.handleGateway(Route{Method: "POST", Path: "/v1/chat/completions", Summary: "OpenAI-compatible chat completions (model is provider/model)",
 			Tags: []string{"Completions"}, Request: completions.OpenAIChatRequest{}, Response: completions.OpenAIChatCompletion{}, Stream: true, ScopedKeys: true,
 			Errors: openAIErrors},
-			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) }))
-		s.Handle(Route{Method: "POST", Path: "/v1/completions", Summary: "OpenAI's legacy text completions (autocomplete tools): the prompt is one user message of a chat request over the same gateway",
+			g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleOpenAIChat(g, w, r) })
+		s.handleGateway(Route{Method: "POST", Path: "/v1/completions", Summary: "OpenAI's legacy text completions (autocomplete tools): the prompt is one user message of a chat request over the same gateway",
 			Tags: []string{"Completions"}, Request: completions.OpenAITextCompletionRequest{}, Response: completions.OpenAITextCompletion{}, Stream: true, ScopedKeys: true,
 			Errors: openAIErrors},
-			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleTextCompletions(g, w, r) }))
-		s.Handle(Route{Method: "POST", Path: "/v1/responses", Summary: "OpenAI Responses API (the chat subset: input, instructions, function tools, text.format, streaming) over the same gateway",
+			g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleTextCompletions(g, w, r) })
+		s.handleGateway(Route{Method: "POST", Path: "/v1/responses", Summary: "OpenAI Responses API (the chat subset: input, instructions, function tools, text.format, streaming) over the same gateway",
 			Tags: []string{"Completions"}, Request: completions.ResponsesRequest{}, Response: completions.ResponseObject{}, Stream: true, ScopedKeys: true,
 			Errors: openAIErrors},
-			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) }))
-		s.Handle(Route{Method: "POST", Path: "/v1/messages", Summary: "Anthropic Messages API over the same gateway (Anthropic's SDKs and Claude Code reach any configured model; key in x-api-key or Authorization)",
+			g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleResponses(g, w, r) })
+		s.handleGateway(Route{Method: "POST", Path: "/v1/messages", Summary: "Anthropic Messages API over the same gateway (Anthropic's SDKs and Claude Code reach any configured model; key in x-api-key or Authorization)",
 			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: completions.AnthropicResponse{}, Stream: true, ScopedKeys: true,
 			Errors: anthropicErrors},
-			recordRefusals(g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleMessages(g, w, r) }))
+			g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleMessages(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/messages/count_tokens", Summary: "Anthropic's token count of a Messages request, estimated locally for its model (OpenAI's tokenizer for OpenAI models)",
 			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: anthropicTokenCount{}, ScopedKeys: true,
 			Errors: map[int]string{400: anthropicErrors[400], 403: anthropicErrors[403], 404: anthropicErrors[404]}},
@@ -215,6 +215,33 @@ func newOpenAIModel(id string) openAIModel {
 		owner = "switchyard"
 	}
 	return openAIModel{ID: id, Object: "model", Created: modelsCreated, OwnedBy: owner}
+}
+
+// gatewayRoute is the gateway and operation of a gateway route (handleGateway).
+type gatewayRoute struct {
+	g  *completions.Gateway
+	op string
+}
+
+// handleGateway registers rt, a route of gateway g for operation op ("" for chat,
+// completions.OperationEmbeddings, …), with handler h: h's refusals are recorded
+// (recordRefusals), and so are the server's before h runs (refuseBeforeHandler).
+func (s *Server) handleGateway(rt Route, g *completions.Gateway, op string, h HandlerFunc) {
+	s.gateways[rt.muxPattern()] = gatewayRoute{g: g, op: op}
+	s.Handle(rt, recordRefusals(g, op, h))
+}
+
+// refuseBeforeHandler answers r, an authenticated request for the route of pattern, with
+// ae, a refusal of the server's before the route's handler runs (a request rate's 429, a
+// body too large's 413). On a gateway route (handleGateway) the request is recorded
+// through the gateway's Observer as the handler's own refusals are (recordRefusals), so
+// that the usage history and /spend/logs hold it under its request id, with the key, team
+// and user of its caller; without the model it asked for, as its body is not read.
+func (s *Server) refuseBeforeHandler(w http.ResponseWriter, r *http.Request, pattern string, ae *APIError) {
+	s.respondError(w, r, ae, nil)
+	if gr, ok := s.gateways[pattern]; ok {
+		gr.g.ObserveRefused(r.Context(), completionsScope(r, time.Now()), gr.op, false, ae)
+	}
 }
 
 // recordRefusals wraps h, the handler of a route of gateway g for operation op ("" for

@@ -12,10 +12,10 @@ import (
 // providers (OpenAI-format and Gemini), with the gateway's keys, budgets, retries, usage
 // log and metrics; errors in OpenAI's envelope (validation 400, unknown model 404).
 func (s *Server) embeddingRoutes(g *completions.Gateway) {
-	s.Handle(Route{Method: "POST", Path: "/v1/embeddings", Summary: "OpenAI-compatible embeddings (model is provider/model, a bare name one configured provider catalogues, or a model group of deployments of one model)",
+	s.handleGateway(Route{Method: "POST", Path: "/v1/embeddings", Summary: "OpenAI-compatible embeddings (model is provider/model, a bare name one configured provider catalogues, or a model group of deployments of one model)",
 		Tags: []string{"Completions"}, Request: completions.EmbeddingsRequest{}, Response: completions.EmbeddingsResponse{}, ScopedKeys: true,
 		Errors: openAIErrors},
-		recordRefusals(g, completions.OperationEmbeddings, operationHandler(s, func(req *completions.EmbeddingsRequest) (**completions.CacheControl, *[]string) {
+		g, completions.OperationEmbeddings, operationHandler(s, func(req *completions.EmbeddingsRequest) (**completions.CacheControl, *[]string) {
 			return &req.Cache, &req.Tags
 		},
 			g.Embed, func(w http.ResponseWriter, resp *completions.EmbeddingsResponse) error {
@@ -23,7 +23,7 @@ func (s *Server) embeddingRoutes(g *completions.Gateway) {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusOK)
 				return resp.WriteJSON(w)
-			})))
+			}))
 }
 
 // operationHandler is the handler of a gateway operation other than chat (embeddings,

@@ -55,11 +55,11 @@ func (s *Server) imageEditRoute(g *completions.Gateway) {
 		429: "the key's budget is spent",
 		502: "every model failed",
 	}
-	s.Handle(Route{Method: "POST", Path: "/v1/images/edits", Summary: "OpenAI-compatible image edits (multipart form; answered as image generations)",
+	s.handleGateway(Route{Method: "POST", Path: "/v1/images/edits", Summary: "OpenAI-compatible image edits (multipart form; answered as image generations)",
 		Tags: []string{"Completions"}, Request: imageEditForm{}, RequestContentType: "multipart/form-data",
 		MaxBodyBytes: maxImageEditFormBytes, MaxBodyHint: imageEditLimitHint,
 		Response: completions.ImageGenerationResponse{}, ScopedKeys: true, Errors: errs},
-		recordRefusals(g, completions.OperationImageEdit, func(w http.ResponseWriter, r *http.Request) error {
+		g, completions.OperationImageEdit, func(w http.ResponseWriter, r *http.Request) error {
 			received := time.Now()
 			req, err := readImageEditForm(r)
 			if err != nil {
@@ -78,7 +78,7 @@ func (s *Server) imageEditRoute(g *completions.Gateway) {
 			}
 			writeJSON(w, http.StatusOK, resp)
 			return nil
-		}))
+		})
 }
 
 // indexedImageField reports whether name is image[N] (N digits).

@@ -553,8 +553,8 @@ func (l *authLimiter) debit(key string, perMinute int, n int64, now time.Time) {
 // withinRate applies the per-key request bounds to a POST request of p: a virtual key's own
 // requests_per_minute, else the server's RequestsPerMinutePerKey (a virtual key counted
 // apart from the key that issued it); job keys have their budgets instead. Over the bound it
-// answers 429 with Retry-After and returns false.
-func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal, vk virtualKeyScope, virtual bool) bool {
+// sets Retry-After on w and returns the 429 to answer; nil within it.
+func (s *Server) withinRate(w http.ResponseWriter, p Principal, vk virtualKeyScope, virtual bool) *APIError {
 	var (
 		ok   = true
 		wait time.Duration
@@ -622,13 +622,12 @@ func (s *Server) withinRate(w http.ResponseWriter, r *http.Request, p Principal,
 		}
 	}
 	if ok {
-		return true
+		return nil
 	}
 	secs := int(wait/time.Second) + 1
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 	ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests,
 		"this key's request limit (%d per minute, %s) is reached; retry after %d s", rate, how, secs)
 	ae.Retryable = true
-	s.respondError(w, r, ae, nil)
-	return false
+	return ae
 }

@@ -11,15 +11,15 @@ import (
 // log and metrics, at no cost (OpenAI's is free); errors in OpenAI's envelope (validation
 // 400 naming the field, unknown model 404).
 func (s *Server) moderationRoutes(g *completions.Gateway) {
-	s.Handle(Route{Method: "POST", Path: "/v1/moderations", Summary: "OpenAI-compatible moderation (model is provider/model, a bare OpenAI moderation model, omni-moderation-latest when absent, or a model group)",
+	s.handleGateway(Route{Method: "POST", Path: "/v1/moderations", Summary: "OpenAI-compatible moderation (model is provider/model, a bare OpenAI moderation model, omni-moderation-latest when absent, or a model group)",
 		Tags: []string{"Completions"}, Request: completions.ModerationRequest{}, Response: completions.ModerationResponse{}, ScopedKeys: true,
 		Errors: openAIErrors},
-		recordRefusals(g, completions.OperationModeration, operationHandler(s, func(req *completions.ModerationRequest) (**completions.CacheControl, *[]string) {
+		g, completions.OperationModeration, operationHandler(s, func(req *completions.ModerationRequest) (**completions.CacheControl, *[]string) {
 			var uncached *completions.CacheControl // moderation answers are not cached
 			return &uncached, &req.Tags
 		},
 			g.Moderate, func(w http.ResponseWriter, resp *completions.ModerationResponse) error {
 				writeJSON(w, http.StatusOK, resp)
 				return nil
-			})))
+			}))
 }

@@ -330,15 +330,15 @@ const passThroughLimitHint = "this route's own: a multipart/form-data upload up 
 // providers (see handlePassThrough), for every method.
 func (s *Server) passThroughEndpoints(g *completions.Gateway) {
 	for _, pt := range passThroughRoutes {
-		s.Handle(Route{Method: "POST", AnyMethod: true, Path: pt.prefix + "/{path...}",
+		s.handleGateway(Route{Method: "POST", AnyMethod: true, Path: pt.prefix + "/{path...}",
 			Summary: "LiteLLM's " + pt.provider + " pass-through: the request goes as it is to " + pt.provider +
 				"'s own API with the server's credential and its answer comes back as it is (any method; " + pt.sdk +
 				"); held to the key's models and budget and billed by the usage the answer reports",
 			Tags: []string{"LiteLLM compatibility"}, Stream: true, ScopedKeys: true, Errors: passThroughErrors,
 			MaxBodyBytes: max(s.cfg.MaxBodyBytes, maxPassThroughFormBytes), MaxBodyHint: passThroughLimitHint},
-			recordRefusals(g, completions.OperationPassThrough, func(w http.ResponseWriter, r *http.Request) error {
+			g, completions.OperationPassThrough, func(w http.ResponseWriter, r *http.Request) error {
 				return s.handlePassThrough(g, pt, w, r)
-			}))
+			})
 	}
 }
 

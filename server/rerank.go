@@ -13,16 +13,16 @@ import (
 // routes (validation 400 naming the field, unknown model 404).
 func (s *Server) rerankRoutes(g *completions.Gateway) {
 	for _, path := range []string{"/v1/rerank", "/v2/rerank"} {
-		s.Handle(Route{Method: "POST", Path: path, Summary: "Cohere-compatible rerank (model is provider/model, a bare name one configured provider catalogues, or a model group): documents ranked by relevance to the query, most relevant first",
+		s.handleGateway(Route{Method: "POST", Path: path, Summary: "Cohere-compatible rerank (model is provider/model, a bare name one configured provider catalogues, or a model group): documents ranked by relevance to the query, most relevant first",
 			Tags: []string{"Completions"}, Request: completions.RerankRequest{}, Response: completions.RerankResponse{}, ScopedKeys: true, GatewayErrors: true,
 			Errors: openAIErrors},
-			recordRefusals(g, completions.OperationRerank, operationHandler(s, func(req *completions.RerankRequest) (**completions.CacheControl, *[]string) {
+			g, completions.OperationRerank, operationHandler(s, func(req *completions.RerankRequest) (**completions.CacheControl, *[]string) {
 				return &req.Cache, &req.Tags
 			},
 				g.Rerank, func(w http.ResponseWriter, resp *completions.RerankResponse) error {
 					setCacheHeaders(w, resp.Cache)
 					writeJSON(w, http.StatusOK, resp)
 					return nil
-				})))
+				}))
 	}
 }

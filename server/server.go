@@ -125,6 +125,9 @@ type Server struct {
 	vkRL       *authLimiter           // virtual keys' own request rates, per key id
 	shared     *store.Counters        // Config.SharedLimits: request rates shared with the other processes
 	direct     map[string]directRoute // mux pattern without wildcards -> its handler
+	// gateways: mux pattern of a gateway route -> its gateway and operation (handleGateway),
+	// to record a request refused before its handler runs (refuseBeforeHandler).
+	gateways map[string]gatewayRoute
 	// v1Roots are the first segments of the /v1/ routes ("chat", "embeddings", …): a path
 	// beginning with one of them without /v1 is served as its /v1 route (v1Alias).
 	v1Roots map[string]bool
@@ -200,6 +203,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		limitHints: map[string]string{},
 		vkRL:       &authLimiter{buckets: map[string]*bucket{}},
 		direct:     map[string]directRoute{},
+		gateways:   map[string]gatewayRoute{},
 		v1Roots:    map[string]bool{},
 	}
 	s.shareRates(cfg.SharedLimits)
@@ -472,14 +476,17 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			s.respondError(w, r, Errorf(http.StatusForbidden, KindForbidden, "this key is limited in scope and may not call %s %s", r.Method, r.URL.Path), nil)
 			return
 		}
-		if r.Method == http.MethodPost && !s.withinRate(w, r, p, vk, virtual) {
-			return
-		}
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 			// Set on the request's own record instead of copying the request once more.
 			info.principal, info.authenticated = p, true
 		} else {
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		}
+		if r.Method == http.MethodPost {
+			if ae := s.withinRate(w, p, vk, virtual); ae != nil {
+				s.refuseBeforeHandler(w, r, pattern, ae)
+				return
+			}
 		}
 	}
 	if pattern == "" {
@@ -494,7 +501,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.ContentLength > limit {
-		s.respondError(w, r, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes%s", r.ContentLength, limit, how), nil)
+		s.refuseBeforeHandler(w, r, pattern, Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body of %d bytes exceeds the limit of %d bytes%s", r.ContentLength, limit, how))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
