@@ -45,8 +45,8 @@ func refusedRecorded(t *testing.T, s *Server, rid, op, token, team, user string)
 
 const refusedChat = `{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`
 
-// TestRateRefusalsRecorded: a request a virtual key's own rpm_limit, its team's
-// rpm_limit or the server's --requests-per-minute-per-key refuses (429, answered before the
+// TestRateRefusalsRecorded: a request a virtual key's own rpm_limit, its team's or its
+// organization's rpm_limit or the server's --requests-per-minute-per-key refuses (429, answered before the
 // route's handler runs) is in the usage history and /spend/logs under its request id, as a
 // refusal with the key, team and user of its caller, like the gateway's own refusals; on
 // another route (/key/generate) the same bound's refusal is not a gateway request.
@@ -79,6 +79,20 @@ func TestRateRefusalsRecorded(t *testing.T) {
 			t.Fatalf("the team's second request: %d %s, want the team's 429", st, body)
 		}
 		refusedRecorded(t, s, "team-2", "", b.Token, "rl", "")
+	})
+	t.Run("organization rpm_limit", func(t *testing.T) {
+		hs, s := keysServer(t, nil, 0)
+		org := litellmOrganizationNew(t, s, `{"organization_alias":"Acme","rpm_limit":1}`)
+		litellmTeamNew(t, s, `{"team_id":"oa","organization_id":"`+org.OrganizationID+`"}`)
+		a := litellmGenerate(t, s, `{"team_id":"oa","user_id":"u-org"}`)
+		if st, _, body := postWithID(t, hs.URL+"/v1/chat/completions", a.Key, "org-1", refusedChat); st != http.StatusOK {
+			t.Fatalf("first request: %d %s", st, body)
+		}
+		if st, _, body := postWithID(t, hs.URL+"/v1/chat/completions", a.Key, "org-2", refusedChat); st != http.StatusTooManyRequests ||
+			!strings.Contains(body, "organization's rpm_limit") {
+			t.Fatalf("second request: %d %s, want the organization's 429", st, body)
+		}
+		refusedRecorded(t, s, "org-2", "", a.Token, "oa", "u-org")
 	})
 	t.Run("requests-per-minute-per-key", func(t *testing.T) {
 		hs, s := keysServer(t, nil, 1)
