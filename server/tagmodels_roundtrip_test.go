@@ -1,16 +1,10 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
-	"time"
-
-	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/deployments"
-	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // TestTagModelsNotMadeOwnByRoundTrip: a stored deployment's /model/info entry shows the tags
@@ -21,26 +15,7 @@ func TestTagModelsNotMadeOwnByRoundTrip(t *testing.T) {
 	a, _ := deploymentUpstream(t, "a")
 	st := newTestStore(t)
 	config := []byte("router_settings:\n  enable_tag_filtering: true\n")
-	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
-		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := deployments.New(deployments.Options{Store: st, Gateway: g, Registry: reg, Config: config,
-		SecretKey: []byte("salt-for-tests"), LookupEnv: func(string) (string, bool) { return "", false }, DeploymentTags: LiteLLMTagModels(st)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
-	for _, opt := range []Option{Completions(g), StoredDeployments(svc)} {
-		if err := opt(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := tagModelsServer(t, st, config)
 	if r := do(t, s, "POST", "/model/new", testKey, `{"model_name":"gpt","litellm_params":{"model":"openai/gpt-4o","api_key":"sk-a","api_base":"`+a.URL+`/v1","tags":["own"]},"model_info":{"id":"dep-a"}}`); r.status != http.StatusOK {
 		t.Fatalf("/model/new: %d %s", r.status, r.raw)
 	}

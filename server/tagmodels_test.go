@@ -12,6 +12,7 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/deployments"
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // TestLiteLLMTagModels: /tag/new's models (deployment ids, model_info.id, or a model
@@ -33,26 +34,7 @@ func TestLiteLLMTagModels(t *testing.T) {
 router_settings:
   enable_tag_filtering: true
 `)
-	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
-		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := deployments.New(deployments.Options{Store: st, Gateway: g, Registry: reg, Config: config,
-		LookupEnv: func(string) (string, bool) { return "", false }, DeploymentTags: LiteLLMTagModels(st)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
-	for _, opt := range []Option{Completions(g), StoredDeployments(svc)} {
-		if err := opt(s); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := tagModelsServer(t, st, config)
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
 	chat := func(tag string) (int, string) {
@@ -106,4 +88,31 @@ router_settings:
 		t.Fatalf("/tag/delete: %d %s", r.status, r.raw)
 	}
 	want("all", http.StatusUnauthorized, "")
+}
+
+// tagModelsServer serves st's stored deployments over a gateway of the config file config,
+// the tags /tag/new's models give deployments applied (LiteLLMTagModels), as serve does.
+func tagModelsServer(t *testing.T, st *store.Store, config []byte) *Server {
+	t.Helper()
+	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
+		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := deployments.New(deployments.Options{Store: st, Gateway: g, Registry: reg, Config: config,
+		SecretKey: []byte("salt-for-tests"), LookupEnv: func(string) (string, bool) { return "", false }, DeploymentTags: LiteLLMTagModels(st)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
+	for _, opt := range []Option{Completions(g), StoredDeployments(svc)} {
+		if err := opt(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
 }
