@@ -65,6 +65,11 @@ type plan struct {
 	attempts []Attempt
 
 	cache cachePlan // the response cache's part (responsecache.go)
+
+	// mockN is how many of targets (the first ones, the models the request named) its
+	// MockFailure fails (mock.go); mocked says its MockResponse answers it.
+	mockN  int
+	mocked bool
 }
 
 // prepare validates req, checks the caller's budget, loads the conversation and orders the
@@ -73,6 +78,9 @@ type plan struct {
 func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan, error) {
 	scope, err := g.withTagBudgets(ctx, scope, req.Tags)
 	if err != nil {
+		return nil, err
+	}
+	if err := req.checkMock(); err != nil {
 		return nil, err
 	}
 	p := &plan{scope: scope, req: req, start: scope.Received, rt: g.routes()}
@@ -126,6 +134,17 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL,
 		SafetySettings: req.safetySettings, CodeExecution: req.codeExecution, URLContext: req.urlContext}
 	p.timing = g.timingFor(p.start, scope, req)
+	if req.MockResponse != nil {
+		// No model is called: nothing is taken from the budget, nor cached (budgetUsable).
+		if err := g.budgetUsable(ctx, scope); err != nil {
+			return nil, err
+		}
+		p.mockAnswer(primary)
+		t := p.targets[0]
+		p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, Mock: true, Started: g.opts.Now()})
+		p.msgID = uuid.NewString()
+		return p, nil
+	}
 	if p.cache.key = g.cacheKey(p, primary, fallback); p.cache.key != "" {
 		if req.Cache != nil {
 			p.cache.ctl, p.cache.bypass = *req.Cache, req.Cache.NoCache
@@ -179,6 +198,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if req.group != nil {
 		p.members = len(primary) - countFunc(primary, unfit)
 	}
+	p.mockN = len(primary) - countFunc(primary, unfit)
 	if !slices.ContainsFunc(primary, unfit) && !slices.ContainsFunc(fallback, unfit) {
 		p.targets = append(primary, fallback...) // the usual case, without a copy
 	} else {
@@ -407,6 +427,10 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				}
 				return err
 			}
+			if retry == 0 && p.mocks(i) {
+				g.mockFail(ctx, p, i) // no call: the next model, or the fallbacks
+				break
+			}
 			if p.calls >= MaxUpstreamAttempts {
 				return p.allFailed()
 			}
@@ -488,7 +512,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			if a.Outcome != OutcomeError {
 				continue
 			}
-			if a.Kind == providers.KindContentFilter.String() && a.Err != nil {
+			if a.Kind == providers.KindContentFilter.String() && a.Err != nil && !a.Mock {
 				for _, t := range p.targets {
 					if t.name == a.Model {
 						return g.contentFiltered(ctx, p, t, a.Err, time.Duration(a.LatencyMS)*time.Millisecond)
@@ -890,7 +914,7 @@ func (g *Gateway) response(p *plan, t target, text string, u providers.Usage, fi
 		Cache:             p.cache.status(now),
 		masked:            p.req.masked,
 	}
-	if p.cache.hit != nil {
+	if p.replayed() {
 		r.Usage.Costs = Costs{PriceKnown: true} // no model was called: it cost nothing
 		if r.Attempts == nil {
 			r.Attempts = []Attempt{}
@@ -913,7 +937,7 @@ func (r *Response) markEstimated(estimated bool) {
 // account reports an answered attempt to the budget and the ledger; estimated says u is a
 // local count (the upstream reported none).
 func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, complete, estimated bool, latency time.Duration) {
-	if p.cache.hit != nil {
+	if p.replayed() {
 		return // no model was called
 	}
 	p.rt.limits.tokens(t.name, int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
@@ -1042,7 +1066,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	if req == nil {
 		return nil, errNilRequest()
 	}
-	if req.FaultPolicy.HedgeAfter != nil {
+	if req.FaultPolicy.HedgeAfter != nil && req.MockResponse == nil && req.MockFailure == providers.KindUnknown {
 		return g.completeHedged(ctx, scope, req)
 	}
 	p, err := g.prepare(ctx, scope, req)
@@ -1052,7 +1076,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	// Every way out gives back the slots in flight the request holds (MemberLimits), a
 	// panic's too (the server recovers and serves on); ended has released them otherwise.
 	defer p.releaseHeld()
-	if p.cache.hit != nil {
+	if p.replayed() {
 		return g.answerFromCache(ctx, p)
 	}
 	var (
@@ -1094,18 +1118,29 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	return resp, nil
 }
 
-// answerFromCache answers p from its cache hit: no model is called, nothing is charged.
+// answerFromCache answers p from its cache hit, or its mock_response (with its usage
+// estimated): no model is called, nothing is charged.
 func (g *Gateway) answerFromCache(ctx context.Context, p *plan) (*Response, error) {
 	t := p.targets[0]
 	out, _ := t.p.Complete(ctx, &p.preq)
-	resp := g.response(p, t, out.Text, out.Usage, out.FinishReason, g.opts.Now())
+	u, estimated := out.Usage, false
+	if p.mocked {
+		sent := p.preq
+		sent.Model = t.model
+		u, estimated = measured(t.name, out.Usage, &sent, out)
+	}
+	resp := g.response(p, t, out.Text, u, out.FinishReason, g.opts.Now())
 	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
 	resp.CodeExecution, resp.URLContextMetadata = out.CodeExecution, out.URLContextMetadata
 	resp.SystemFingerprint, resp.ServiceTier = out.SystemFingerprint, out.ServiceTier
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}
-	resp.UsageEstimated = p.cache.hit.answer.Estimated
+	if h := p.cache.hit; h != nil {
+		resp.UsageEstimated = h.answer.Estimated
+	} else {
+		resp.markEstimated(estimated)
+	}
 	if err := g.guardOutput(ctx, p, resp); err != nil {
 		g.observeBlockedAnswer(ctx, p, false, resp, g.opts.Now().Sub(p.start), err)
 		return nil, err

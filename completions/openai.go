@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -82,13 +83,17 @@ type OpenAIChatRequest struct {
 	TopLogprobs  json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
 	Modalities   json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
 	Audio        json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
-	// LiteLLM's testing switches (mock_response answers without calling the model,
-	// mock_testing_fallbacks fails the first model to exercise the fallbacks,
-	// mock_timeout times it out) are refused rather than ignored: ignored, the request
-	// would call and bill the real model, and a fallback test would pass untested.
-	MockResponse         json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
-	MockTestingFallbacks json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
-	MockTimeout          json.RawMessage `json:"mock_timeout,omitempty" jsonschema:"-"`
+	// LiteLLM's testing switches: mock_response (a string) answers with that text without
+	// calling the model (Request.MockResponse); mock_testing_fallbacks,
+	// mock_testing_context_fallbacks and mock_testing_content_policy_fallbacks (true) fail
+	// the model asked without calling it, so that its fallbacks for that failure are taken
+	// (Request.MockFailure). mock_timeout (true) is refused rather than ignored: ignored,
+	// the request would call and bill the real model.
+	MockResponse                      json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
+	MockTestingFallbacks              json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
+	MockTestingContextFallbacks       json.RawMessage `json:"mock_testing_context_fallbacks,omitempty" jsonschema:"-"`
+	MockTestingContentPolicyFallbacks json.RawMessage `json:"mock_testing_content_policy_fallbacks,omitempty" jsonschema:"-"`
+	MockTimeout                       json.RawMessage `json:"mock_timeout,omitempty" jsonschema:"-"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
@@ -246,8 +251,6 @@ func rawIs(raw json.RawMessage, want string) bool {
 // checkUnsupported refuses the OpenAI fields whose meaning the gateway cannot honour.
 func (r *OpenAIChatRequest) checkUnsupported() error {
 	const functionsMsg = "the legacy functions API is not supported; use tools and tool_choice"
-	const mockMsg = "LiteLLM's mock requests are not supported: the model would be called (and billed) for real; " +
-		"test fallbacks with a model group whose member fails"
 	switch {
 	case present(r.Functions) && !rawIs(r.Functions, "[]"):
 		return invalid("functions", functionsMsg)
@@ -259,12 +262,9 @@ func (r *OpenAIChatRequest) checkUnsupported() error {
 		return invalid("top_logprobs", "log probabilities are not supported by the gateway")
 	case present(r.Audio):
 		return invalid("audio", "audio output is not supported by the gateway")
-	case present(r.MockResponse):
-		return invalid("mock_response", mockMsg)
-	case present(r.MockTestingFallbacks) && !rawIs(r.MockTestingFallbacks, "false"):
-		return invalid("mock_testing_fallbacks", mockMsg)
 	case present(r.MockTimeout) && !rawIs(r.MockTimeout, "false"):
-		return invalid("mock_timeout", mockMsg)
+		return invalid("mock_timeout", "LiteLLM's mock timeouts are not supported: the model would be called (and billed) for real; "+
+			"test fallbacks with mock_testing_fallbacks, or timeout fallbacks with a model group whose member is slower than its timeout")
 	}
 	if present(r.Modalities) {
 		var mods []string
@@ -451,7 +451,13 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 			return nil, invalid(fmt.Sprintf("safety_settings[%d].threshold", i), "is required (BLOCK_NONE, BLOCK_ONLY_HIGH, BLOCK_MEDIUM_AND_ABOVE, BLOCK_LOW_AND_ABOVE or OFF)")
 		}
 	}
+	mockText, mockKind, err := r.mocks()
+	if err != nil {
+		return nil, err
+	}
 	req := &Request{
+		MockResponse:   mockText,
+		MockFailure:    mockKind,
 		safetySettings: r.SafetySettings,
 		codeExecution:  r.codeExecution,
 		urlContext:     r.urlContext,
@@ -1166,4 +1172,54 @@ func searchOptions(field, contextSize string, loc *providers.SearchLocation, max
 		return nil, nil
 	}
 	return &providers.SearchOptions{ContextSize: contextSize, Location: loc, MaxUses: maxUses, AllowedDomains: domains}, nil
+}
+
+// mockResponseErrors are the mock_response values LiteLLM's completion() turns into a
+// failure rather than an answer: refused, as an answer with that text would pass a test
+// of the failure.
+var mockResponseErrors = []string{"litellm.RateLimitError", "litellm.InternalServerError", "Exception: content_filter_policy", "Exception: mock_streaming_error"}
+
+// mocks reads LiteLLM's testing switches: mock_response's text, and the failure the
+// first of mock_testing_fallbacks, mock_testing_context_fallbacks and
+// mock_testing_content_policy_fallbacks that is true makes up (as LiteLLM's router
+// checks them). A value of another type is refused naming its field.
+func (r *OpenAIChatRequest) mocks() (*string, providers.ErrorKind, error) {
+	var text *string
+	if present(r.MockResponse) {
+		var s string
+		if err := json.Unmarshal(r.MockResponse, &s); err != nil {
+			return nil, 0, invalid("mock_response", "must be a string (the answer's text)")
+		}
+		for _, e := range mockResponseErrors {
+			if strings.HasPrefix(s, e) {
+				return nil, 0, invalid("mock_response", "%q (a LiteLLM mock error) is not supported; test fallbacks with mock_testing_fallbacks", e)
+			}
+		}
+		text = &s
+	}
+	kind := providers.KindUnknown
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		kind providers.ErrorKind
+	}{
+		{"mock_testing_fallbacks", r.MockTestingFallbacks, providers.KindOverloaded},
+		{"mock_testing_context_fallbacks", r.MockTestingContextFallbacks, providers.KindContextLength},
+		{"mock_testing_content_policy_fallbacks", r.MockTestingContentPolicyFallbacks, providers.KindContentFilter},
+	} {
+		if !present(f.raw) {
+			continue
+		}
+		var on bool
+		if err := json.Unmarshal(f.raw, &on); err != nil {
+			return nil, 0, invalid(f.name, "must be a boolean")
+		}
+		if on && kind == providers.KindUnknown {
+			kind = f.kind
+		}
+	}
+	if text != nil && kind != providers.KindUnknown {
+		return nil, 0, invalid("mock_response", "cannot be combined with mock_testing_fallbacks (or its context and content policy variants)")
+	}
+	return text, kind, nil
 }

@@ -585,9 +585,17 @@ func (u Usage) providerUsage() providers.Usage {
 // fragments (the sources, the reasoning, the text in pieces, the refusal, the tool calls,
 // then the usage and finish reason), so that every surface writes it as it writes a
 // model's answer.
-type replayProvider struct{ a *cachedAnswer }
+type replayProvider struct {
+	a    *cachedAnswer
+	name string // "" for "cache"
+}
 
-func (r replayProvider) Name() string { return "cache" }
+func (r replayProvider) Name() string {
+	if r.name != "" {
+		return r.name
+	}
+	return "cache"
+}
 
 func (r replayProvider) Complete(ctx context.Context, _ *providers.Request) (*providers.Response, error) {
 	a := r.a

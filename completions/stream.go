@@ -167,12 +167,12 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	)
 	dctx, undl := p.withDeadline(ctx)
 	idx := 0
-	if p.cache.hit != nil {
-		// The cached answer is replayed through the stream machinery, so that every
+	if p.replayed() {
+		// The cached answer (or a mock_response) is replayed through the stream machinery, so that every
 		// surface writes it as a model's; no model is called, so no retry, breaker or hedge.
 		begin, used = g.opts.Now(), p.targets[0]
 		won, err = g.openAttempt(dctx, p, used, &p.preq)
-	} else if p.timing.hedgeAfter > 0 && len(p.targets) > 1 {
+	} else if p.timing.hedgeAfter > 0 && len(p.targets) > 1 && p.req.MockFailure == providers.KindUnknown {
 		won, idx, begin, err = g.hedged(dctx, p)
 		if err == nil {
 			used = p.targets[idx]
@@ -612,7 +612,7 @@ func (s *ResponseStream) chargeUnfinished() {
 	if !s.recorded {
 		c := s.g.costsAt(s.p, s.t, u)
 		s.g.account(s.ctx, s.p, s.t, u, c, false, estimated, s.g.opts.Now().Sub(s.begin))
-		if s.p.cache.hit == nil { // a replayed answer called no model: it cost nothing
+		if !s.p.replayed() { // a replayed answer called no model: it cost nothing
 			own := usageOf(u, c)
 			s.spent.usage = addUsage(s.spent.usage, own)
 			s.spent.estimated = s.spent.estimated || estimated
@@ -702,7 +702,7 @@ func (s *ResponseStream) complete() error {
 		resp.UsageEstimated = h.answer.Estimated
 	}
 	s.g.account(s.ctx, s.p, s.t, u, resp.Usage.Costs, true, estimated, now.Sub(s.begin))
-	if !s.firstAt.IsZero() && s.firstAt.After(s.begin) && s.p.cache.hit == nil {
+	if !s.firstAt.IsZero() && s.firstAt.After(s.begin) && !s.p.replayed() {
 		s.g.latency.answered(s.t.name, s.firstAt.Sub(s.begin), now.Sub(s.begin), u.CompletionTokens)
 	}
 	// The earlier parts (a broken start continued, hedged starts that lost) were billed by

@@ -134,6 +134,21 @@ type Request struct {
 	// unasked (DeepSeek's) is left out of the answer, except on the chat completions surface
 	// (reasoning_content, as DeepSeek and LiteLLM return it).
 	Thinking *providers.Thinking `json:"-"`
+	// MockResponse, when set, answers the request with this text without calling any
+	// model (LiteLLM's mock_response, for tests): the request is still checked as any other
+	// (the key's models, its budget, the pre_call guardrails), the answer comes as the model
+	// asked's (a model group's first member) whole or streamed, its usage is estimated and
+	// it costs nothing; nothing is charged, no upstream, cache or circuit breaker is touched,
+	// and its one attempt is marked Attempt.Mock.
+	MockResponse *string `json:"-"`
+	// MockFailure, when not KindUnknown, fails the models the request names without calling
+	// them (LiteLLM's mock_testing_fallbacks, mock_testing_context_fallbacks and
+	// mock_testing_content_policy_fallbacks: KindOverloaded, KindContextLength,
+	// KindContentFilter), so that the fallbacks that failure takes are called for real: a
+	// model group's plain fallbacks, its context_window_fallbacks or content_policy_fallbacks,
+	// then the request's fallback_models. Each such attempt is an error marked Attempt.Mock,
+	// not billed and not counted by the circuit breakers. Hedging is off for such a request.
+	MockFailure providers.ErrorKind `json:"-"`
 
 	// maxTemperature is 1 for the native API and 2 for the OpenAI-compatible surface.
 	maxTemperature float64
@@ -263,6 +278,10 @@ type Attempt struct {
 	// Err is the failure itself (a *providers.Error for an upstream failure, a context error
 	// for a cancelled call); nil on ok. Not on the wire.
 	Err error `json:"-"`
+	// Mock marks an attempt that called no model: a failure made up for a request's
+	// Request.MockFailure (LiteLLM's mock_testing_fallbacks), or the answer of its
+	// Request.MockResponse.
+	Mock bool `json:"mock,omitempty"`
 	// LatencyMS is how long the attempt took, in milliseconds.
 	LatencyMS int64 `json:"latency_ms"`
 	// Usage is what the attempt consumed when it was billed and is not the whole answer's

@@ -92,15 +92,23 @@ func setLiteLLMAnswerHeaders(w http.ResponseWriter, g *completions.Gateway, req 
 	set(headerLiteLLMResponseCost, strconv.FormatFloat(resp.Usage.Costs.Spent(), 'g', -1, 64))
 	total := time.Since(received)
 	var upstream time.Duration
-	called := func(a completions.Attempt) bool { return !a.Started.IsZero() || a.Outcome == completions.OutcomeOK }
+	// A mock failure (mock_testing_fallbacks) made no call but stands for the failed
+	// name, once, as LiteLLM's router raises it once for the group.
+	called := func(a completions.Attempt) bool {
+		return !a.Started.IsZero() || a.Outcome == completions.OutcomeOK || a.Mock
+	}
 	calls, names := 0, 0
 	for i, a := range resp.Attempts {
 		upstream += time.Duration(a.LatencyMS) * time.Millisecond
 		if !called(a) {
 			continue // skipped without a call (its breaker open, its limit reached)
 		}
+		seen := slices.ContainsFunc(resp.Attempts[:i], func(b completions.Attempt) bool { return b.ModelGroup == a.ModelGroup && called(b) })
+		if a.Mock && seen {
+			continue
+		}
 		calls++
-		if !slices.ContainsFunc(resp.Attempts[:i], func(b completions.Attempt) bool { return b.ModelGroup == a.ModelGroup && called(b) }) {
+		if !seen {
 			names++
 		}
 	}

@@ -1,0 +1,74 @@
+package completions
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// LiteLLM's testing switches, as its router and completion() take them: mock_response
+// answers without calling a model (Request.MockResponse), mock_testing_fallbacks (and its
+// context-window and content-policy variants) fails the model group asked without calling
+// it, so that its fallbacks are taken for real (Request.MockFailure). Neither calls,
+// bills, caches or counts against a model's circuit breaker.
+
+// mockFailureKinds are the failures Request.MockFailure may make up, with the LiteLLM
+// field each stands for.
+var mockFailureKinds = map[providers.ErrorKind]string{
+	providers.KindOverloaded:    "mock_testing_fallbacks",
+	providers.KindContextLength: "mock_testing_context_fallbacks",
+	providers.KindContentFilter: "mock_testing_content_policy_fallbacks",
+}
+
+// checkMock refuses a MockFailure of a kind LiteLLM's switches do not make up.
+func (r *Request) checkMock() error {
+	if r.MockFailure == providers.KindUnknown {
+		return nil
+	}
+	if _, ok := mockFailureKinds[r.MockFailure]; !ok {
+		return invalid("mock_failure", "must be overloaded, context_length or content_filter, got %s", r.MockFailure)
+	}
+	return nil
+}
+
+// mocks reports whether target i is one the request's MockFailure fails: one of the
+// models the request named (a model group's members, the first of them only once the
+// group's fallbacks by kind took over), not a fallback.
+func (p *plan) mocks(i int) bool {
+	return p.req.MockFailure != providers.KindUnknown && i < p.mockN
+}
+
+// mockFail records target i's made-up failure (no call: no rpm, slot, breaker, latency
+// or bill) and lets run go on as after a real failure of that kind: the group's next
+// member, or its fallbacks for that kind (switchFallbacks), then the others.
+func (g *Gateway) mockFail(ctx context.Context, p *plan, i int) {
+	t, kind := p.targets[i], p.req.MockFailure
+	err := &providers.Error{Provider: t.provider, Model: t.model, Kind: kind,
+		Message: fmt.Sprintf("mock failure for %s (%s): no call was made, to test its fallbacks", t.name, mockFailureKinds[kind])}
+	p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(),
+		Error: err.Error(), Err: err, Mock: true})
+	g.log.DebugContext(ctx, "completions: mock failure", "model", t.name, "kind", kind.String())
+	g.switchFallbacks(ctx, p, i, kind)
+	if p.req.group != nil {
+		p.mockN = min(p.mockN, p.members) // the members left out by switchFallbacks
+	}
+}
+
+// mockAnswer makes p answer with its request's MockResponse, as the first of the models
+// asked (primary[0]) would, without calling it: its target replays the text, whole or
+// in pieces.
+func (p *plan) mockAnswer(primary []target) {
+	t := primary[0]
+	for _, c := range primary {
+		if c.unfit == "" {
+			t = c
+			break
+		}
+	}
+	t.p = replayProvider{a: &cachedAnswer{Model: t.name, Text: *p.req.MockResponse, FinishReason: "stop"}, name: "mock"}
+	p.targets, p.mocked = []target{t}, true
+}
+
+// replayed reports whether p's answer comes from no model: a cache hit or a mock_response.
+func (p *plan) replayed() bool { return p.cache.hit != nil || p.mocked }
