@@ -141,7 +141,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 		p.mockAnswer(primary)
 		t := p.targets[0]
-		p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, Mock: true, Started: g.opts.Now()})
+		p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, Mock: true}) // not Started: no call
 		p.msgID = uuid.NewString()
 		return p, nil
 	}

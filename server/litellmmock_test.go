@@ -217,6 +217,16 @@ func TestLiteLLMMockResponse(t *testing.T) {
 		t.Errorf("streamed usage history %+v", recs)
 	}
 
+	// Several choices, whole and streamed: each the text.
+	resp, b = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"gpt","n":2,"mock_response":"two","messages":[{"role":"user","content":"hi"}]}`)
+	if a = (mockChat{}); resp.StatusCode != http.StatusOK || json.Unmarshal(b, &a) != nil || len(a.Choices) != 2 || a.Choices[0].Message.Content != "two" || a.Choices[1].Message.Content != "two" {
+		t.Errorf("n=2: %d %s", resp.StatusCode, b)
+	}
+	resp, b = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"gpt","n":2,"stream":true,"mock_response":"two","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || strings.Count(string(b), `"content":"two"`) != 2 {
+		t.Errorf("n=2 streamed: %d %s", resp.StatusCode, b)
+	}
+
 	// A key allowed only openai/other is refused gpt, mock or not.
 	k := litellmGenerate(t, s, `{"models":["openai/other"]}`)
 	resp, b = post(t, hs.URL+"/v1/chat/completions", k.Key, `{"model":"gpt","mock_response":"x","messages":[{"role":"user","content":"hi"}]}`)
@@ -249,5 +259,15 @@ func TestLiteLLMMockResponse(t *testing.T) {
 	}
 	if n := up.total(); n != 0 {
 		t.Errorf("%d upstream calls, want none", n)
+	}
+
+	// A key over its budget gets no mock answer either.
+	spent := litellmGenerate(t, s, `{"max_budget":0.01}`)
+	if resp, b := post(t, hs.URL+"/v1/chat/completions", spent.Key, `{"model":"openai/other","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the real call over the budget: %d %s", resp.StatusCode, b)
+	}
+	if resp, b := post(t, hs.URL+"/v1/chat/completions", spent.Key, `{"model":"gpt","mock_response":"x","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode == http.StatusOK ||
+		!strings.Contains(strings.ToLower(string(b)), "budget") {
+		t.Errorf("a key over its budget: %d %s", resp.StatusCode, b)
 	}
 }
