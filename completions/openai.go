@@ -96,6 +96,10 @@ type OpenAIChatRequest struct {
 	MockTimeout                       json.RawMessage `json:"mock_timeout,omitempty" jsonschema:"-"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
+	// Fallbacks is LiteLLM's client-side fallbacks: model names (or groups) tried in order
+	// after Model's own, after FallbackModels. LiteLLM's per-fallback objects ({"model",
+	// "messages"}), which would change what is sent, are refused naming the item.
+	Fallbacks json.RawMessage `json:"fallbacks,omitempty" jsonschema:"-"`
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
@@ -455,6 +459,10 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	fallbacks, err := r.fallbackModels()
+	if err != nil {
+		return nil, err
+	}
 	req := &Request{
 		MockResponse:   mockText,
 		MockFailure:    mockKind,
@@ -469,7 +477,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		promptCacheTTL: r.promptCacheTTL, promptCacheTailTTL: r.promptCacheTailTTL,
 		TopK:           r.topK,
 		Models:         []string{r.Model},
-		FallbackModels: r.FallbackModels,
+		FallbackModels: fallbacks,
 		Stream:         r.Stream,
 		Temperature:    r.Temperature,
 		MaxRetries:     r.MaxRetries,
@@ -1222,4 +1230,24 @@ func (r *OpenAIChatRequest) mocks() (*string, providers.ErrorKind, error) {
 		return nil, 0, invalid("mock_response", "cannot be combined with mock_testing_fallbacks (or its context and content policy variants)")
 	}
 	return text, kind, nil
+}
+
+// fallbackModels are FallbackModels followed by LiteLLM's fallbacks (model names).
+func (r *OpenAIChatRequest) fallbackModels() ([]string, error) {
+	if !present(r.Fallbacks) {
+		return r.FallbackModels, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(r.Fallbacks, &items); err != nil {
+		return nil, invalid("fallbacks", "must be an array of model names")
+	}
+	out := slices.Clip(r.FallbackModels)
+	for i, it := range items {
+		var name string
+		if err := json.Unmarshal(it, &name); err != nil {
+			return nil, invalid(fmt.Sprintf("fallbacks[%d]", i), "must be a model name; per-fallback objects (model with its own messages) are not supported")
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }

@@ -116,7 +116,8 @@ func TestLiteLLMMockTestingFallbacks(t *testing.T) {
 		{"context window", `"model":"gpt","mock_testing_context_fallbacks":true`, "gpt", "long"},
 		{"content policy", `"model":"gpt","mock_testing_content_policy_fallbacks":true`, "gpt", "safe"},
 		{"streamed", `"model":"gpt","stream":true,"mock_testing_fallbacks":true`, "gpt", "other"},
-		{"request fallbacks", `"model":"openai/ok","fallback_models":["openai/other"],"mock_testing_fallbacks":true`, "openai/ok", "other"},
+		{"request fallback_models", `"model":"openai/ok","fallback_models":["openai/other"],"mock_testing_fallbacks":true`, "openai/ok", "other"},
+		{"LiteLLM's request fallbacks", `"model":"openai/ok","fallbacks":["openai/other"],"mock_testing_fallbacks":true`, "openai/ok", "other"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ok, ok2, want := up.count("ok"), up.count("ok2"), up.count(tc.want)
