@@ -227,6 +227,10 @@ type Options struct {
 	// DeploymentIDs are the ids the configuration gives ModelGroups' members, as
 	// Routes.IDs (nil: each is DeploymentID's hash).
 	DeploymentIDs map[string]string
+	// Wildcards route the names no model group and no catalogued model answers on the
+	// OpenAI-compatible surfaces (a LiteLLM config's model_name "*" or "openai/*"
+	// entries); New checks them.
+	Wildcards []Wildcard
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger
 	// Observer, when set, sees every accepted request once at its end (metrics, traces, the
@@ -470,7 +474,7 @@ func New(opts Options) (*Gateway, error) {
 		}
 		opts.Cache.Semantic = &s
 	}
-	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs}, nil)
+	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs, Wildcards: opts.Wildcards}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -679,8 +683,8 @@ func (g *Gateway) HasModel(model string) bool {
 		return false
 	}
 	g.indexModels()
-	if !g.catalogued[prov] || g.listed[model] {
-		return true // listed, or the catalogue does not enumerate its models
+	if !g.catalogued[prov] || g.listed[model] || g.wildcardServes(model) {
+		return true // listed, a wildcard's, or the catalogue does not enumerate its models
 	}
 	// The provider's other documented forms of a listed model (Bedrock's leading region,
 	// converse/ prefix), or strings no catalogue lists (a Bedrock ARN).
@@ -702,19 +706,25 @@ func (g *Gateway) ResolveModel(name string) (string, bool) {
 			return name, false
 		}
 		name = full
+	} else if full := g.providerWildcard(name); full != "" {
+		name = full
 	}
 	return name, g.HasModel(name)
 }
 
 // bareModel returns the "provider/model" a model name without a provider stands for: the one
-// configured provider whose catalogued chat models include it, else the configured maker
-// of its family (vendorModel). With several, full is "" and choices lists them; with none,
-// both are empty.
+// configured provider whose catalogued chat models include it, else what the first
+// wildcard matching it calls (Options.Wildcards: a LiteLLM config's model_name "*"), else
+// the configured maker of its family (vendorModel). With several, full is "" and choices
+// lists them; with none, both are empty.
 func (g *Gateway) bareModel(name string) (full string, choices []string) {
 	g.indexModels()
 	choices = g.bareIndex[name]
 	if len(choices) == 1 {
 		return choices[0], nil
+	}
+	if full := g.wildcardModel(name); full != "" {
+		return full, nil
 	}
 	if len(choices) == 0 {
 		return g.vendorModel(name), nil
@@ -725,7 +735,7 @@ func (g *Gateway) bareModel(name string) (full string, choices []string) {
 // vendorFamilies maps model-name prefixes to the provider that makes the family.
 var vendorFamilies = []struct{ prefix, provider string }{
 	{"claude-", "anthropic"}, {"gpt-", "openai"}, {"chatgpt-", "openai"}, {"o1", "openai"}, {"o3", "openai"},
-	{"o4", "openai"}, {"gemini-", "gemini"},
+	{"o4", "openai"}, {"gemini-", "gemini"}, {"ft:gpt-", "openai"}, // OpenAI's fine-tunes
 }
 
 // vendorModel is "provider/name" for a name the catalogue does not list (a model newer than

@@ -18,6 +18,9 @@ type Routes struct {
 	// model_info.id): DeploymentID(group, model) to that id, which Deployments reports
 	// as theirs (Deployment.ID) instead of the hash. Stored wins for a member in both.
 	IDs map[string]string
+	// Wildcards replace Options.Wildcards (checked as New checks them); nil keeps the
+	// gateway's current ones.
+	Wildcards []Wildcard
 }
 
 // routeTable is one immutable routing table: Routes with its members' limits counted and
@@ -30,6 +33,8 @@ type routeTable struct {
 	prices   PriceCatalogue
 	stored   map[string]string
 	ids      map[string]string
+	// wildcards are Routes.Wildcards compiled, in the order they are tried.
+	wildcards []wildcardRoute
 }
 
 // newRouteTable checks r and builds its table; the counts of a member whose limits are
@@ -47,10 +52,17 @@ func newRouteTable(r Routes, old *routeTable) (*routeTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &routeTable{groups: r.ModelGroups, limits: newMemberLimits(limits), timeouts: timeouts, prices: r.Prices, stored: r.Stored, ids: r.IDs}
+	wildcards, err := compileWildcards(r.Wildcards)
+	if err != nil {
+		return nil, err
+	}
+	rt := &routeTable{groups: r.ModelGroups, limits: newMemberLimits(limits), timeouts: timeouts, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards}
 	if old != nil {
 		if rt.prices == nil {
 			rt.prices = old.prices
+		}
+		if r.Wildcards == nil {
+			rt.wildcards = old.wildcards
 		}
 		if rt.limits != nil && old.limits != nil {
 			for model, u := range rt.limits.m {

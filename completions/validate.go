@@ -249,6 +249,11 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 	out := make([]target, 0, len(models))
 	for i, s := range models {
 		f := fmt.Sprintf("%s[%d]", field, i)
+		if bare && strings.Contains(s, "/") && !g.IsModelGroup(s) {
+			if full := g.providerWildcard(s); full != "" {
+				s = full // a wildcard's name of no provider ("custom/*")
+			}
+		}
 		pn, m, err := providers.ParseModel(s)
 		if err != nil && bare && !strings.Contains(s, "/") {
 			full, choices := g.bareModel(s)

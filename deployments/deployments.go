@@ -489,7 +489,7 @@ func (s *Service) Sync(ctx context.Context) error {
 	}
 	// The config file's own model_info.ids stay theirs (and so stay "in config" for
 	// Update and Delete).
-	if err := s.opts.Gateway.SetRoutes(completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored, IDs: cfg.DeploymentIDs()}); err != nil {
+	if err := s.opts.Gateway.SetRoutes(completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored, IDs: cfg.DeploymentIDs(), Wildcards: cfg.Wildcards}); err != nil {
 		return fmt.Errorf("deployments: %w", err)
 	}
 	var names []string

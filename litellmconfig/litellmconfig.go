@@ -82,9 +82,14 @@ type Config struct {
 	// Timeout is router_settings.timeout (else litellm_settings.request_timeout): how long
 	// one upstream call may take; 0 when unset.
 	Timeout time.Duration
-	// Passthrough lists the wildcard deployments ("openai/*"): every model of those
-	// providers is served by its provider/model name.
+	// Passthrough lists the wildcard deployments' providers ("openai/*"): every model of
+	// those providers is served by its provider/model name.
 	Passthrough []string
+	// Wildcards are the model_list entries whose model_name has a '*' ("*", "openai/*",
+	// "anthropic/claude-*"), in the file's order, for completions.Options.Wildcards: a
+	// name they match that no model_name holds and the price catalogue does not place is
+	// routed to their model, as LiteLLM's wildcard routing does.
+	Wildcards []completions.Wildcard
 	// Prices are the deployments' own prices and token limits (input_cost_per_token,
 	// output_cost_per_token, the cache rates, max_input_tokens, max_output_tokens of
 	// litellm_params or model_info), by member ("provider/model"), for
@@ -617,7 +622,7 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 	}
 	wildcard := rest == "*" || strings.Contains(name, "*")
 	if wildcard {
-		if rest != "*" {
+		if !strings.Contains(rest, "*") {
 			return nil, &Error{Path: pp + ".model", Message: fmt.Sprintf("a wildcard model_name %q needs a wildcard model such as %s/*, got %q", name, prov, model)}
 		}
 		if pc != nil {
@@ -635,7 +640,14 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 		if d.priced {
 			p.ignored = append(p.ignored, path+" prices and token limits (a wildcard's)")
 		}
-		p.cfg.Passthrough = append(p.cfg.Passthrough, prov+"/*")
+		if !slices.Contains(p.cfg.Passthrough, prov+"/*") {
+			p.cfg.Passthrough = append(p.cfg.Passthrough, prov+"/*")
+		}
+		if strings.Contains(name, "*") {
+			// LiteLLM's pattern routing: the names it matches that no model_name holds go to
+			// the provider ("*" with openai/*: my-finetune → openai/my-finetune).
+			p.cfg.Wildcards = append(p.cfg.Wildcards, completions.Wildcard{Pattern: name, Model: prov + "/" + rest})
+		}
 		return nil, nil
 	}
 	provName := prov

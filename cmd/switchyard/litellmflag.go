@@ -128,9 +128,13 @@ func runLiteLLMConfig(_ context.Context, args []string, stdout, stderr io.Writer
 		BreakerCooldown string   `json:"breaker_cooldown,omitempty"`
 		Prices          any      `json:"prices,omitempty"`
 		Passthrough     []string `json:"passthrough,omitempty"`
+		Wildcards       any      `json:"wildcards,omitempty"`
 		Warnings        []string `json:"warnings"`
 	}{Providers: lc.Providers.Providers, ModelGroups: lc.ModelGroups, MasterKey: lc.MasterKey != "", RejectTags: lc.RejectClientTags, NumRetries: lc.NumRetries,
 		BreakerFailures: lc.Breaker.Failures, Passthrough: lc.Passthrough, Warnings: lc.Warnings}
+	if len(lc.Wildcards) > 0 {
+		out.Wildcards = lc.Wildcards
+	}
 	if lc.Timeout > 0 {
 		out.Timeout = lc.Timeout.Round(time.Millisecond).String()
 	}

@@ -201,8 +201,10 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		w.log.Info("model groups", "names", strings.Join(slices.Sorted(maps.Keys(groups)), ","))
 	}
 	var deploymentIDs map[string]string
+	var wildcards []completions.Wildcard
 	if w.cfg.litellm != nil {
 		groups = w.cfg.litellm.ModelGroups
+		wildcards = w.cfg.litellm.Wildcards           // model_name "*", "openai/*"
 		deploymentIDs = w.cfg.litellm.DeploymentIDs() // its model_info.ids
 	}
 	var guardrails []completions.GuardrailConfig
@@ -240,6 +242,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		Ranker:             routing.CompletionsRanker{Selector: selector},
 		ModelGroups:        groups,
 		DeploymentIDs:      deploymentIDs,
+		Wildcards:          wildcards,
 		DefaultMaxRetries:  w.cfg.maxRetries,
 		Ledger:             completions.LogLedger{Logger: w.log},
 		Logger:             w.log,
