@@ -514,6 +514,9 @@ func (c *Catalog) Lookup(model string) (Price, bool) {
 			return p, true
 		}
 	}
+	if p, ok := c.lookupFineTune(keys[len(keys)-1]); ok {
+		return p, true
+	}
 	canon := CanonicalModel(model)
 	if p, ok := c.lookupCanonical(catalogProvider(prov), canon); ok {
 		return p, true
@@ -522,6 +525,30 @@ func (c *Catalog) Lookup(model string) (Price, bool) {
 		// Vertex AI's name of Claude 3.5 Sonnet's second version (claude-3-5-sonnet-v2@20241022),
 		// which costs what the first does.
 		return c.lookupCanonical(catalogProvider(prov), "claude-3-5-sonnet")
+	}
+	return Price{}, false
+}
+
+// lookupFineTune prices an OpenAI fine-tuned model's id ("ft:gpt-4o-mini-2024-07-18:org::abc",
+// "ft:gpt-3.5-turbo-0613:org:suffix:id", checkpoints too) at its base model's fine-tuning
+// entry ("ft:gpt-4o-mini-2024-07-18"), as LiteLLM's cost calculator does: the base's
+// own name, else its name without trailing "-…" parts ("ft:gpt-3.5-turbo"). Fine-tuned
+// models cost more than their base, so the base model's own price is not used.
+func (c *Catalog) lookupFineTune(m string) (Price, bool) {
+	rest, ok := strings.CutPrefix(m, "ft:")
+	if !ok {
+		return Price{}, false
+	}
+	base, _, _ := strings.Cut(rest, ":")
+	for base != "" {
+		if p, ok := c.entries["ft:"+base]; ok {
+			return p, true
+		}
+		i := strings.LastIndexByte(base, '-')
+		if i < 0 {
+			break
+		}
+		base = base[:i]
 	}
 	return Price{}, false
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -65,6 +67,12 @@ func TestLiteLLMWildcardRoutesUnknownNames(t *testing.T) {
 		if a := wildAsked(); len(a) == 0 || a[len(a)-1] != model {
 			t.Errorf("chat %s: the upstream was asked for %v, want %s last", model, a, model)
 		}
+	}
+	// The fine-tune is priced as LiteLLM prices it: at its base's fine-tuning rates
+	// (ft:gpt-4o-mini-2024-07-18: $0.30 and $1.20 per million), 3 prompt and 2 completion tokens.
+	_, _, h := keyCallHeader(t, hs, testKey, "/v1/chat/completions", `{"model":"ft:gpt-4o-mini-2024-07-18:org::abc","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)
+	if cost, err := strconv.ParseFloat(h.Get("X-Litellm-Response-Cost"), 64); err != nil || math.Abs(cost-(3*3e-7+2*1.2e-6)) > 1e-12 {
+		t.Errorf("the fine-tune's X-Litellm-Response-Cost %q, want %g", h.Get("X-Litellm-Response-Cost"), 3*3e-7+2*1.2e-6)
 	}
 	if code, out := chat(testKey, "gpt-4o-team"); code != http.StatusOK || !strings.Contains(out, "from team") {
 		t.Errorf("the explicit model_name: %d %s, want its own deployment", code, out)
@@ -144,6 +152,13 @@ func TestLiteLLMProviderWildcards(t *testing.T) {
 // keyCall POSTs body to path on hs with the API key key.
 func keyCall(t *testing.T, hs *httptest.Server, key, path, body string) (int, string) {
 	t.Helper()
+	code, out, _ := keyCallHeader(t, hs, key, path, body)
+	return code, out
+}
+
+// keyCallHeader is keyCall with the answer's header.
+func keyCallHeader(t *testing.T, hs *httptest.Server, key, path, body string) (int, string, http.Header) {
+	t.Helper()
 	req, err := http.NewRequest("POST", hs.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -156,5 +171,5 @@ func keyCall(t *testing.T, hs *httptest.Server, key, path, body string) (int, st
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return resp.StatusCode, string(b), resp.Header
 }
