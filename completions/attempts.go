@@ -263,7 +263,10 @@ func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) err
 func (g *Gateway) budgetAllows(b *Budget, asked []string, lists ...[]target) error {
 	for _, ts := range lists {
 		for _, t := range ts {
-			if !b.allows(t.name, g.allowedAs) {
+			if !b.allows(t.name, g.allowedAs) && !slices.ContainsFunc(asked, func(a string) bool {
+				// A pattern of the key's ("my-ft-*") allows the name asked it stands for.
+				return (a == t.name || slices.Contains(g.allowedAs(a), t.name)) && b.allowsAsked(a, t.name, g.allowedAs)
+			}) {
 				for _, a := range asked {
 					if a != t.name && slices.Contains(g.allowedAs(a), t.name) {
 						return fmt.Errorf("%w: %s (its deployment %s)", ErrModelNotAllowed, a, t.name)

@@ -16,8 +16,10 @@ import (
 // operator issued) may spend through the gateway. Zero values mean "no limit".
 type BudgetLimits struct {
 	// AllowedModels lists the models the key may call: "provider/model" names, bare names
-	// (allowing the model they resolve to) and model group names (allowing the group's
-	// models); empty allows all.
+	// (allowing the model they resolve to), model group names (allowing the group's
+	// models) and, as LiteLLM's keys hold them, patterns with '*' ("openai/*", "my-ft-*",
+	// "*": the whole name asked, or the provider/model it resolves to, matches, '*' any run
+	// of characters); empty allows all.
 	AllowedModels []string `json:"allowed_models,omitempty"`
 	// MaxTokens caps the total (prompt + completion) tokens of all answered requests. It is
 	// checked before each request, whose maxTokens is then capped to what is left, so the
@@ -322,9 +324,53 @@ func (b *Budget) allows(model string, expand func(allowed string) []string) bool
 	return b.allowsOwn(model, expand)
 }
 
+// allowsAsked reports whether model (as resolved) may be called for the name asked: by
+// allows, or by a pattern of AllowedModels that matches asked, at b and each parent.
+func (b *Budget) allowsAsked(asked, model string, expand func(allowed string) []string) bool {
+	for _, p := range b.parents {
+		if !p.b.allowsAsked(asked, model, expand) {
+			return false
+		}
+	}
+	return b.allowsOwn(model, expand) || b.allowsOwn(asked, nil)
+}
+
+// allowedPattern reports whether one of allowed with a '*' matches the whole of model,
+// '*' standing for any run of characters (LiteLLM's wildcard models of a key or team).
+func allowedPattern(allowed []string, model string) bool {
+	for _, a := range allowed {
+		if strings.Contains(a, "*") && globMatch(a, model) {
+			return true
+		}
+	}
+	return false
+}
+
+// globMatch reports whether pattern, whose '*' match any run of characters and whose
+// other characters match themselves, matches the whole of s.
+func globMatch(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, mid := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, mid)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(mid):]
+	}
+	return len(s) >= len(last) && strings.HasSuffix(s, last)
+}
+
 // allowsOwn is allows by b's own AllowedModels, without its parent's.
 func (b *Budget) allowsOwn(model string, expand func(allowed string) []string) bool {
-	if len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) {
+	if len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) || allowedPattern(b.limits.AllowedModels, model) {
 		return true
 	}
 	if expand == nil {
@@ -551,7 +597,7 @@ func (g *Gateway) Allows(scope Scope, model string) bool {
 
 // allowsName is Allows by b's own AllowedModels.
 func (g *Gateway) allowsName(b *Budget, model string) bool {
-	if len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) {
+	if len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) || allowedPattern(b.limits.AllowedModels, model) {
 		return true
 	}
 	resolved := g.allowedAs(model)

@@ -442,6 +442,9 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 		if slices.Index(req.Models, m) < i {
 			return l, invalid("models[%d]: %q is listed twice", i, m)
 		}
+		if strings.Contains(m, "*") {
+			continue // a pattern, as LiteLLM's keys take ("openai/*", "*")
+		}
 		if _, ok := g.ResolveModel(m); ok {
 			continue
 		}

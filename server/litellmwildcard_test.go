@@ -112,6 +112,25 @@ func TestLiteLLMWildcardRoutesUnknownNames(t *testing.T) {
 	if code, out := chat(g.Key, "my-finetune-xyz"); code != http.StatusOK || !strings.Contains(out, "from wild") {
 		t.Errorf("a key naming the fine-tune: %d %s", code, out)
 	}
+	// Keys' models may be patterns, as LiteLLM's: matched against the name asked, or the
+	// provider/model it resolves to.
+	for models, cases := range map[string]map[string]int{
+		`["my-*"]`:     {"my-finetune-xyz": http.StatusOK, "ft:gpt-4o-mini-2024-07-18:org::abc": http.StatusForbidden, "gpt-4o-team": http.StatusForbidden},
+		`["openai/*"]`: {"my-finetune-xyz": http.StatusOK, "openai/my-finetune-xyz": http.StatusOK, "anthropic/claude-sonnet-4-5": http.StatusForbidden},
+	} {
+		code, out := keyCall(t, hs, testKey, "/key/generate", `{"models":`+models+`}`)
+		if code != http.StatusOK {
+			t.Fatalf("/key/generate models %s: %d %s", models, code, out)
+		}
+		if err := json.Unmarshal([]byte(out), &g); err != nil {
+			t.Fatal(err)
+		}
+		for model, want := range cases {
+			if code, out := chat(g.Key, model); code != want {
+				t.Errorf("a key of models %s asking %s: %d %s, want %d", models, model, code, out, want)
+			}
+		}
+	}
 }
 
 // TestLiteLLMProviderWildcards: model_name openai/* serves its provider's names and an
