@@ -495,7 +495,8 @@ func (g *Gateway) checkGroupMembers(groups map[string]ModelGroup) error {
 				g.log.Warn("completions: a model group names a provider without an API key; its calls will fail and fall back", "group", name, "model", m)
 			}
 		}
-		if full, choices := g.bareModel(name); full != "" || len(choices) > 0 {
+		g.indexModels()
+		if len(g.bareIndex[name]) > 0 || g.vendorModel(name) != "" { // a wildcard's match is no model's name
 			g.log.Warn("completions: a model group's name is also a model's name; requests naming it get the group", "group", name)
 		}
 	}

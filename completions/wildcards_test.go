@@ -1,7 +1,10 @@
 package completions
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -52,5 +55,25 @@ func TestWildcardResolution(t *testing.T) {
 		if _, err := New(Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Wildcards: ws}); !errors.Is(err, ErrInvalid) {
 			t.Errorf("New with %v: %v, want ErrInvalid", ws, err)
 		}
+	}
+}
+
+// TestWildcardGroupNameWarning: a "*" wildcard matches every model group's name, but only
+// a group named as a model is warned about (every group was).
+func TestWildcardGroupNameWarning(t *testing.T) {
+	var logs bytes.Buffer
+	env := map[string]string{"OPENAI_API_KEY": "sk-o"}
+	_, err := New(Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Prices: providers.DefaultCatalog(),
+		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
+		Wildcards: []Wildcard{{Pattern: "*", Model: "openai/*"}},
+		ModelGroups: map[string]ModelGroup{
+			"team-x": {Models: []string{"openai/gpt-4o-mini"}},
+			"gpt-4o": {Models: []string{"openai/gpt-4o-mini"}},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "group=team-x") || !strings.Contains(logs.String(), "group=gpt-4o") {
+		t.Errorf("warnings %s: want gpt-4o's only", logs.String())
 	}
 }
