@@ -77,3 +77,32 @@ func TestWildcardGroupNameWarning(t *testing.T) {
 		t.Errorf("warnings %s: want gpt-4o's only", logs.String())
 	}
 }
+
+// BenchmarkResolveWildcard times resolving a request's model on the OpenAI-compatible
+// surfaces: a catalogued bare name and a provider/model name (which the wildcards do not
+// touch), and a name only a wildcard routes.
+func BenchmarkResolveWildcard(b *testing.B) {
+	env := map[string]string{"OPENAI_API_KEY": "sk-o"}
+	for _, ws := range []struct {
+		name string
+		w    []Wildcard
+	}{{"none", nil}, {"star", []Wildcard{{Pattern: "*", Model: "openai/*"}, {Pattern: "custom/*", Model: "openai/*"}}}} {
+		g, err := New(Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Prices: providers.DefaultCatalog(), Wildcards: ws.w})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, model := range []string{"gpt-4o-mini", "openai/gpt-4o-mini", "my-finetune-xyz"} {
+			if ws.w == nil && model == "my-finetune-xyz" {
+				continue
+			}
+			b.Run(ws.name+"/"+model, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := g.resolve("model", []string{model}, false, true); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
