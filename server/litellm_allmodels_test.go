@@ -54,3 +54,25 @@ func TestLiteLLMUserAllProxyModels(t *testing.T) {
 		t.Fatalf("user models %v (%v): want every model", u.Models, err)
 	}
 }
+
+// LiteLLM's admin UI sends all-proxy-models for an organization's "All Proxy Models" too.
+func TestLiteLLMOrganizationAllProxyModels(t *testing.T) {
+	_, s := keysServer(t, nil, 0)
+	for _, sentinel := range []string{"all-proxy-models", "all-team-models"} {
+		r := do(t, s, "POST", "/organization/new", testKey, `{"organization_alias":"o-`+sentinel+`","models":["`+sentinel+`"]}`)
+		if r.status != http.StatusOK {
+			t.Fatalf("/organization/new %s: %d %s", sentinel, r.status, r.raw)
+		}
+		var o struct {
+			OrganizationID string   `json:"organization_id"`
+			Models         []string `json:"models"`
+		}
+		if err := json.Unmarshal([]byte(r.raw), &o); err != nil || len(o.Models) != 0 {
+			t.Fatalf("organization models %v (%v): want every model", o.Models, err)
+		}
+		r = do(t, s, "PATCH", "/organization/update", testKey, `{"organization_id":"`+o.OrganizationID+`","models":["`+sentinel+`"]}`)
+		if r.status != http.StatusOK {
+			t.Fatalf("/organization/update %s: %d %s", sentinel, r.status, r.raw)
+		}
+	}
+}

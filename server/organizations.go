@@ -435,7 +435,7 @@ func applyOrganizationFields(o *organization, fields map[string]json.RawMessage,
 			if json.Unmarshal(raw, &o.Models) != nil {
 				return nil, bad("a list of model names")
 			}
-			if len(o.Models) == 0 {
+			if len(o.Models) == 0 || litellmAllModels(raw) {
 				o.Models = nil
 			}
 		case "budget_id":
