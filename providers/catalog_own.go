@@ -32,6 +32,11 @@ func (o OwnPrice) rated() bool {
 	return o.InputPerToken != nil || o.OutputPerToken != nil || o.CacheReadPerToken != nil || o.CacheCreationPerToken != nil
 }
 
+// setsAny reports whether o sets a rate or a limit of its own.
+func (o OwnPrice) setsAny() bool {
+	return o.rated() || o.MaxInputTokens > 0 || o.MaxOutputTokens > 0
+}
+
 // PriceKey returns the catalogue key Lookup tries first for model ("provider/model"): the
 // key under which an entry prices that model ahead of any other. For the providers whose
 // LiteLLM keys differ it is that key ("openai/gpt-4o" → "gpt-4o", "together/x" →
@@ -85,8 +90,10 @@ func (c *Catalog) WithOwnPrices(own map[string]OwnPrice) *Catalog {
 			like = o.Like
 		}
 		base, found := from.Lookup(like)
-		if found && o.Like == "" && !exactKey(model, base.Key) {
+		if found && o.Like == "" && !exactKey(model, base.Key) && o.setsAny() {
 			// Found by a canonical match, another provider's model: not this one's entry.
+			// (An entry that sets nothing of its own, model_info.mode embedding alone,
+			// only says which catalogue the model is in: it keeps the price it had.)
 			found = false
 		}
 		key := PriceKey(model)
