@@ -299,6 +299,11 @@ func (s *ResponseStream) Provider() string { return s.t.provider }
 // Model returns the model answering the stream (without the provider prefix).
 func (s *ResponseStream) Model() string { return s.t.model }
 
+// ModelGroup returns the name the answering model was asked by (its Attempt's ModelGroup):
+// the model group it is a member of, a fallback group's name after the group asked failed,
+// or its own name for a fallback naming a model; "" when the request named the model.
+func (s *ResponseStream) ModelGroup() string { return s.t.group }
+
 // ResponseMessageID returns the id of the assistant message being streamed.
 func (s *ResponseStream) ResponseMessageID() string { return s.p.msgID }
 

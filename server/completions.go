@@ -487,7 +487,7 @@ func (s *Server) answerOpenAI(g *completions.Gateway, w http.ResponseWriter, r *
 		return s.openAIError(w, r, err)
 	}
 	setCacheHeaders(w, st.Cache())
-	setLiteLLMDeploymentHeaders(w, g, req, st.Provider()+"/"+st.Model())
+	setLiteLLMDeploymentHeaders(w, g, req, st.ModelGroup(), st.Provider()+"/"+st.Model())
 	if err := a.stream(st); err != nil {
 		s.logStreamEnd(r, a.what, err)
 	}

@@ -29,10 +29,12 @@ const (
 // setLiteLLMDeploymentHeaders sets the LiteLLM headers that name who answered req: the
 // deployment's id (model_info.id, as /model/info lists it), its api_base without
 // credentials (when its adapter says) and the model name req asked for (LiteLLM's model
-// group: a group's name, else the model named). model is the answering "provider/model".
-func setLiteLLMDeploymentHeaders(w http.ResponseWriter, g *completions.Gateway, req *completions.Request, model string) {
+// group: a group's name, else the model named). model is the answering "provider/model",
+// askedBy the name its attempt was asked by ("": the group asked; a fallback group's after
+// the group asked failed).
+func setLiteLLMDeploymentHeaders(w http.ResponseWriter, g *completions.Gateway, req *completions.Request, askedBy, model string) {
 	var vals [3]string
-	setLiteLLMHeaders(w.Header(), vals[:0], g, liteLLMGroup(req, ""), "", model)
+	setLiteLLMHeaders(w.Header(), vals[:0], g, liteLLMGroup(req, ""), askedBy, model)
 }
 
 // liteLLMGroup is the model name req asked for: group (the answer's model group) when
