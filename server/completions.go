@@ -923,6 +923,7 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 			return s.openAIError(w, r, err)
 		}
 		setCacheHeaders(w, st.Cache())
+		setLiteLLMDeploymentHeaders(w, g, reqs[0], st.ModelGroup(), st.Provider()+"/"+st.Model())
 		if err := completions.WriteOpenAITextStream(w, st, &treq); err != nil {
 			s.logStreamEnd(r, "text completions", err)
 		}
@@ -966,6 +967,7 @@ func (s *Server) handleTextCompletions(g *completions.Gateway, w http.ResponseWr
 	}
 	tc := completions.NewOpenAITextCompletion(&treq, answers, received)
 	setCacheHeaders(w, tc.Switchyard.Cache) // every prompt's, combined
+	setLiteLLMTextHeaders(w, g, reqs, answers, received)
 	writeJSON(w, http.StatusOK, tc)
 	return nil
 }

@@ -123,3 +123,35 @@ func setLiteLLMAnswerHeaders(w http.ResponseWriter, g *completions.Gateway, req 
 		set(headerLiteLLMFallbacks, strconv.Itoa(names-1))
 	}
 }
+
+// setLiteLLMTextHeaders sets LiteLLM's headers of a whole /v1/completions answer: those of
+// setLiteLLMAnswerHeaders for the first answer that came (the deployment that answered
+// the first prompt), with x-litellm-response-cost the cost of every answer (several
+// prompts or choices are billed each).
+func setLiteLLMTextHeaders(w http.ResponseWriter, g *completions.Gateway, reqs []*completions.Request, answers [][]*completions.Response, received time.Time) {
+	first, total, n := -1, 0.0, 0
+	for i, as := range answers {
+		for _, a := range as {
+			if a == nil {
+				continue
+			}
+			if first < 0 {
+				first = i
+			}
+			total += a.Usage.Costs.Spent()
+			n++
+		}
+	}
+	if first < 0 {
+		return
+	}
+	for _, a := range answers[first] {
+		if a != nil {
+			setLiteLLMAnswerHeaders(w, g, reqs[first], a, received)
+			break
+		}
+	}
+	if n > 1 {
+		w.Header().Set(headerLiteLLMResponseCost, strconv.FormatFloat(total, 'g', -1, 64))
+	}
+}

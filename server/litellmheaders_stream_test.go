@@ -53,3 +53,31 @@ router_settings:
 		t.Errorf("stream after the fallback: model id %q, group %q, api base %q", h.Get("X-Litellm-Model-Id"), h.Get("X-Litellm-Model-Group"), h.Get("X-Litellm-Model-Api-Base"))
 	}
 }
+
+// /v1/completions (OpenAI's legacy text completions) answers carry LiteLLM's response
+// headers too, as the README and chat's answers say.
+func TestLiteLLMTextCompletionHeaders(t *testing.T) {
+	up, _ := deploymentUpstream(t, "a")
+	config := []byte(`model_list:
+  - model_name: gpt
+    litellm_params: {model: openai/gpt-4o, api_base: "` + up.URL + `/v1", api_key: sk-a}
+    model_info: {id: dep-a}
+`)
+	hs := deploymentServer(t, newTestStore(t), config)
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/completions", strings.NewReader(`{"model":"gpt","prompt":"hi"}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	h := resp.Header
+	if h.Get("X-Litellm-Model-Id") != "dep-a" || h.Get("X-Litellm-Model-Group") != "gpt" || h.Get("X-Litellm-Response-Cost") == "" {
+		t.Errorf("/v1/completions: model id %q, group %q, cost %q", h.Get("X-Litellm-Model-Id"), h.Get("X-Litellm-Model-Group"), h.Get("X-Litellm-Response-Cost"))
+	}
+}
