@@ -12,15 +12,16 @@ import (
 // repeat would silently drop the others: scalarQuery settles it before the handler runs.
 // On the LiteLLM- and OpenAI-compatible routes the last value is taken, as LiteLLM's
 // FastAPI (Starlette's QueryParams) takes the last value of a repeated scalar; on the
-// native API (/api/...), which has no such precedent, the request is refused with a 400
-// naming the parameter, rather than guessing which value was meant.
+// native API (/api/...), which has no such precedent, the request is refused with a 422
+// naming the parameter (as its other malformed query parameters), rather than guessing
+// which value was meant.
 
 // nativePrefix is the path prefix of the native API's routes.
 const nativePrefix = "/api/"
 
 // scalarQuery returns r with each scalar query parameter of rt (every one not declared
 // Repeated in rt.Query) given more than once reduced to its last value, or on a native
-// route a 400 naming the first such parameter (with r). It returns r itself when no parameter is
+// route a 422 naming the first such parameter (with r). It returns r itself when no parameter is
 // repeated, and for rt.AnyMethod routes (the provider passthroughs forward the query
 // as it came).
 func scalarQuery(rt Route, r *http.Request) (*http.Request, error) {
@@ -39,7 +40,7 @@ func scalarQuery(rt Route, r *http.Request) (*http.Request, error) {
 	}
 	slices.Sort(repeated)
 	if strings.HasPrefix(rt.Path, nativePrefix) {
-		e := Validation(http.StatusBadRequest, "query parameter %s is given more than once (give it once)", repeated[0])
+		e := Validation(http.StatusUnprocessableEntity, "query parameter %s is given more than once (give it once)", repeated[0])
 		e.Param = repeated[0]
 		return r, e
 	}

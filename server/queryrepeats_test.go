@@ -8,7 +8,7 @@ import (
 
 // TestRepeatedQueryParameters: a scalar query parameter given more than once takes its
 // last value on the LiteLLM-compatible routes (as FastAPI does), where the handlers read
-// the first before; on the native /api/v1 routes it is a 400 naming it; a list parameter
+// the first before; on the native /api/v1 routes it is a 422 naming it; a list parameter
 // (a listing's status) keeps every value on either.
 func TestRepeatedQueryParameters(t *testing.T) {
 	_, s := keysServer(t, nil, 0)
@@ -26,11 +26,11 @@ func TestRepeatedQueryParameters(t *testing.T) {
 	}
 
 	r := do(t, s, "GET", "/api/v1/teams/search?x=1&x=2", testKey, "")
-	if msg, _ := r.body["message"].(string); r.status != http.StatusBadRequest || msg != "query parameter x is given more than once (give it once)" {
+	if msg, _ := r.body["message"].(string); r.status != http.StatusUnprocessableEntity || msg != "query parameter x is given more than once (give it once)" {
 		t.Fatalf("native, repeated: %d %s", r.status, r.raw)
 	}
 	r = do(t, s, "GET", "/api/v1/conversations?limit=5&limit=10", testKey, "")
-	if msg, _ := r.body["message"].(string); r.status != http.StatusBadRequest || !strings.Contains(msg, "query parameter limit is given more than once") {
+	if msg, _ := r.body["message"].(string); r.status != http.StatusUnprocessableEntity || !strings.Contains(msg, "query parameter limit is given more than once") {
 		t.Fatalf("native list, repeated limit: %d %s", r.status, r.raw)
 	}
 	if r := do(t, s, "GET", "/api/v1/conversations?limit=5&cursor=", testKey, ""); r.status != http.StatusOK {

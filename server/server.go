@@ -336,7 +336,7 @@ type QueryParam struct {
 	// Repeated marks a list: the parameter may be given more than once, every value kept
 	// (?status=a&status=b). Any other parameter given more than once is reduced to its
 	// last value on the LiteLLM- and OpenAI-compatible routes (as FastAPI does) and refused
-	// with a 400 naming it on the native /api/v1 routes (scalarQuery).
+	// with a 422 naming it on the native /api/v1 routes (scalarQuery).
 	Repeated bool
 }
 
