@@ -35,7 +35,7 @@ type KeyRequest struct {
 	// Tags are the key's tags (LiteLLM's key-level tags; at most 16, 1-64 letters, digits or
 	// . _ : / -): every request of the key carries them, for tag routing, tag budgets
 	// (CreateTag) and spend per tag. The server keeps them as Metadata's tags; given both,
-	// they must agree.
+	// Tags win and replace Metadata's tags label.
 	Tags []string `json:"tags,omitempty"`
 	// Blocked issues the key refusing every request as over its budget, until unblocked
 	// (LiteLLM's max_budget 0).
@@ -246,7 +246,7 @@ type KeyUpdate struct {
 	// Metadata replaces the key's labels whole when not nil; empty (non-nil) removes them.
 	Metadata map[string]any
 	// Tags replaces the key's tags alone when not nil (its other labels kept); empty
-	// (non-nil) removes them. Beside Metadata with a tags label the two must agree.
+	// (non-nil) removes them. Beside Metadata with a tags label Tags win and replace it.
 	Tags []string
 	// Blocked blocks (true) or unblocks (false) the key when not nil.
 	Blocked *bool

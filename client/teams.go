@@ -81,7 +81,7 @@ type TeamUpdate struct {
 	// Metadata replaces the team's labels whole when not nil.
 	Metadata map[string]any
 	// Tags replaces the team's tags alone when not nil (its other labels kept); empty
-	// (non-nil) removes them. Beside Metadata with a tags label the two must agree.
+	// (non-nil) removes them. Beside Metadata with a tags label Tags win and replace it.
 	Tags []string
 }
 

@@ -77,7 +77,7 @@ type keyRequest struct {
 	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit become the key's max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute: now and whenever the budget changes; those fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the key's own"`
 
 	// Tags are the key's tags, kept as metadata.tags (where LiteLLM's key-level tags are).
-	Tags []string `json:"tags,omitempty" jsonschema:"description=The key's tags (LiteLLM's key-level tags\\, kept as metadata.tags): every request of the key carries them\\, for tag routing\\, tag budgets (POST /tag/new) and spend per tag (at most 16 with the request's own); beside metadata with a tags label the two must agree; on PATCH they replace the key's tags alone (its other labels kept)\\, [] or null removes them"`
+	Tags []string `json:"tags,omitempty" jsonschema:"description=The key's tags (LiteLLM's key-level tags\\, kept as metadata.tags): every request of the key carries them\\, for tag routing\\, tag budgets (POST /tag/new) and spend per tag (at most 16 with the request's own); beside metadata with a tags label they win and replace it (as LiteLLM's /key/generate); on PATCH they replace the key's tags alone (its other labels kept)\\, [] or null removes them"`
 
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
@@ -531,7 +531,7 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 		}
 	}
 	if req.Tags != nil {
-		if err := req.linkTags(true); err != nil {
+		if err := req.linkTags(); err != nil {
 			return nil, err
 		}
 	}
@@ -992,7 +992,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			}
 		}
 		if _, ok := given["tags"]; ok { // null or []: the key's tags removed
-			if err := req.linkTags(metadataGiven); err != nil {
+			if err := req.linkTags(); err != nil {
 				return err
 			}
 		}

@@ -64,10 +64,11 @@ func checkKeyTags(field string, raw any, whose string) ([]string, error) {
 }
 
 // linkTags puts req.Tags, given in a native request, into req's metadata as its tags label
-// (none: removed), or answers 422 naming tags: not tags, or beside a metadata.tags label of
-// other tags when metadataGiven (the metadata is the request's own).
-func (req *keyRequest) linkTags(metadataGiven bool) error {
-	md, err := linkTagsLabel(req.Tags, req.Metadata, metadataGiven, "the key's tags: every request of the key carries them")
+// (none: removed), or answers 422 naming tags when they are not tags. Tags given beside a
+// metadata.tags label of other tags win and replace it, as LiteLLM's /key/generate sets
+// the top-level tags into the metadata after it (and as a team's do).
+func (req *keyRequest) linkTags() error {
+	md, err := linkTagsLabel(req.Tags, req.Metadata, "the key's tags: every request of the key carries them")
 	if err != nil {
 		return err
 	}
@@ -76,12 +77,11 @@ func (req *keyRequest) linkTags(metadataGiven bool) error {
 }
 
 // linkTags puts req.Tags, given in a team request, into req's metadata as its tags label
-// (none: removed), or answers 422 naming tags when they are not tags. Unlike a native key
-// request's, tags given beside a metadata.tags label of other tags win and replace it, as
-// LiteLLM's /team/new and /team/update set the top-level tags into the metadata after it
-// (and as /key/generate does here).
+// (none: removed), or answers 422 naming tags when they are not tags; tags given beside a
+// metadata.tags label of other tags win and replace it, as LiteLLM's /team/new and
+// /team/update set the top-level tags into the metadata after it.
 func (req *teamRequest) linkTags() error {
-	md, err := linkTagsLabel(req.Tags, req.Metadata, false, "the team's tags: every request of its keys carries them")
+	md, err := linkTagsLabel(req.Tags, req.Metadata, "the team's tags: every request of its keys carries them")
 	if err != nil {
 		return err
 	}
@@ -90,10 +90,10 @@ func (req *teamRequest) linkTags() error {
 }
 
 // linkTagsLabel returns a copy of md with its tags label set to given, tags given apart as
-// the field tags (none: removed), or answers 422 naming tags: not tags, or beside a
-// metadata.tags label of other tags when metadataGiven (md is the request's own); whose
-// says what the tags are for the error.
-func linkTagsLabel(given []string, md map[string]any, metadataGiven bool, whose string) (map[string]any, error) {
+// the field tags (none: removed; a tags label of md, other tags or none, replaced), or
+// answers 422 naming tags when they are not tags; whose says what the tags are for the
+// error.
+func linkTagsLabel(given []string, md map[string]any, whose string) (map[string]any, error) {
 	list := make([]any, len(given))
 	for i, t := range given {
 		list[i] = t
@@ -101,13 +101,6 @@ func linkTagsLabel(given []string, md map[string]any, metadataGiven bool, whose 
 	tags, err := checkKeyTags("tags", list, whose)
 	if err != nil {
 		return nil, err
-	}
-	if label, ok := md["tags"]; metadataGiven && ok && label != nil {
-		if other, err := keyTags(md); err != nil || !slices.Equal(other, tags) {
-			v := Validation(http.StatusUnprocessableEntity, "tags: %q differs from metadata.tags %v (tags are kept as metadata.tags)", given, label)
-			v.Param = "tags"
-			return nil, v
-		}
 	}
 	return withKeyTags(md, tags), nil
 }

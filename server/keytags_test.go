@@ -102,7 +102,12 @@ func TestNativeKeyTags(t *testing.T) {
 			t.Errorf("got %d %s, want 422 naming tags with %q", r.status, r.raw, msg)
 		}
 	}
-	refused(do(t, s, "POST", "/api/v1/keys", testKey, `{"tags":["a"],"metadata":{"tags":["b"]}}`), "differs from metadata.tags")
+	// Beside a metadata.tags of other tags the tags win, as on LiteLLM's /key/generate (and
+	// a team's); the other labels stay.
+	if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"tags":["a"],"metadata":{"tags":["b"],"owner":"bo"}}`); r.status != http.StatusCreated ||
+		!strings.Contains(r.raw, `"tags":["a"]`) || strings.Contains(r.raw, `"b"`) || !strings.Contains(r.raw, `"owner":"bo"`) {
+		t.Errorf("tags beside other metadata.tags: %d %s, want the tags to win", r.status, r.raw)
+	}
 	refused(do(t, s, "PATCH", "/api/v1/keys/"+id, testKey, `{"tags":["has space"]}`), "has space")
 	refused(do(t, s, "POST", "/api/v1/keys", testKey, `{"tags":["batch:x"]}`), "batches' own")
 	if r := do(t, s, "GET", "/api/v1/keys/"+id, testKey, ""); strings.Contains(r.raw, "has space") {

@@ -51,7 +51,7 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     without a team in an organization (``create_organization``: its budget, models and
     rates; beside ``team_id`` it must be the team's); ``tags`` are the key's tags (LiteLLM's
     key-level tags, kept as ``metadata["tags"]`` and answered as ``tags``; given beside a
-    ``metadata["tags"]`` the two must agree), which every request of the key carries:
+    ``metadata["tags"]`` they win and replace it), which every request of the key carries:
     tag routing, tag budgets (``create_tag``), spend per tag. The answer's ``etag`` is the
     key's version (see ``rotate_key``). A bad field raises ValidationError naming it; a
     ``team_id`` of no team of yours, a ``user_id`` of no user, a ``budget_id`` of no budget or
