@@ -34,7 +34,20 @@ const (
 // the group asked failed).
 func setLiteLLMDeploymentHeaders(w http.ResponseWriter, g *completions.Gateway, req *completions.Request, askedBy, model string) {
 	var vals [3]string
-	setLiteLLMHeaders(w.Header(), vals[:0], g, liteLLMGroup(req, ""), askedBy, model)
+	setLiteLLMHeaders(&headerValues{h: w.Header(), vals: vals[:0]}, g, liteLLMGroup(req, ""), askedBy, model)
+}
+
+// headerValues sets headers of one value each, every value in one backing array.
+type headerValues struct {
+	h    http.Header
+	vals []string
+}
+
+// set sets the header name to v.
+func (hv *headerValues) set(name, v string) {
+	hv.vals = append(hv.vals, v)
+	n := len(hv.vals)
+	hv.h[name] = hv.vals[n-1 : n : n]
 }
 
 // liteLLMGroup is the model name req asked for: group (the answer's model group) when
@@ -46,29 +59,23 @@ func liteLLMGroup(req *completions.Request, group string) string {
 	return group
 }
 
-// setLiteLLMHeaders is setLiteLLMDeploymentHeaders into h, for the name asked for group
-// and the deployment of model under askedBy (the name it was tried by, a fallback group's
-// after the group asked failed; "": group), the values appended to vals (one backing array
-// for every header's value, the answer's other ones after them).
-func setLiteLLMHeaders(h http.Header, vals []string, g *completions.Gateway, group, askedBy, model string) []string {
-	set := func(name, v string) {
-		vals = append(vals, v)
-		h[name] = vals[len(vals)-1 : len(vals) : len(vals)]
-	}
+// setLiteLLMHeaders is setLiteLLMDeploymentHeaders through hv, for the name asked for
+// group and the deployment of model under askedBy (the name it was tried by, a fallback
+// group's after the group asked failed; "": group).
+func setLiteLLMHeaders(hv *headerValues, g *completions.Gateway, group, askedBy, model string) {
 	if group != "" {
-		set(headerLiteLLMModelGroup, group)
+		hv.set(headerLiteLLMModelGroup, group)
 	}
 	if model == "" || model == "/" {
-		return vals
+		return
 	}
 	if askedBy == "" {
 		askedBy = group
 	}
-	set(headerLiteLLMModelID, g.DeploymentIDOf(askedBy, model))
+	hv.set(headerLiteLLMModelID, g.DeploymentIDOf(askedBy, model))
 	if base := g.APIBaseOf(model); base != "" {
-		set(headerLiteLLMModelAPIBase, base)
+		hv.set(headerLiteLLMModelAPIBase, base)
 	}
-	return vals
 }
 
 // setLiteLLMAnswerHeaders sets LiteLLM's headers of a whole answer resp to req received at
@@ -85,13 +92,9 @@ func setLiteLLMAnswerHeaders(w http.ResponseWriter, g *completions.Gateway, req 
 	if n := len(resp.Attempts); n > 0 {
 		askedBy = resp.Attempts[n-1].ModelGroup
 	}
-	h := w.Header()
-	vals := setLiteLLMHeaders(h, make([]string, 0, 8), g, liteLLMGroup(req, resp.ModelGroup), askedBy, model)
-	set := func(name, v string) {
-		vals = append(vals, v)
-		h[name] = vals[len(vals)-1 : len(vals) : len(vals)]
-	}
-	set(headerLiteLLMResponseCost, strconv.FormatFloat(resp.Usage.Costs.Spent(), 'g', -1, 64))
+	hv := &headerValues{h: w.Header(), vals: make([]string, 0, 8)}
+	setLiteLLMHeaders(hv, g, liteLLMGroup(req, resp.ModelGroup), askedBy, model)
+	hv.set(headerLiteLLMResponseCost, strconv.FormatFloat(resp.Usage.Costs.Spent(), 'g', -1, 64))
 	total := time.Since(received)
 	var upstream time.Duration
 	// A mock failure (mock_testing_fallbacks) made no call but stands for the failed
@@ -114,13 +117,13 @@ func setLiteLLMAnswerHeaders(w http.ResponseWriter, g *completions.Gateway, req 
 			names++
 		}
 	}
-	set(headerLiteLLMDuration, strconv.FormatFloat(float64(total.Microseconds())/1000, 'f', 3, 64))
-	set(headerLiteLLMOverhead, strconv.FormatFloat(float64(max(total-upstream, 0).Microseconds())/1000, 'f', 3, 64))
+	hv.set(headerLiteLLMDuration, strconv.FormatFloat(float64(total.Microseconds())/1000, 'f', 3, 64))
+	hv.set(headerLiteLLMOverhead, strconv.FormatFloat(float64(max(total-upstream, 0).Microseconds())/1000, 'f', 3, 64))
 	if calls > 0 {
 		// LiteLLM's: the calls made again under a name already tried (its router's retries
 		// among a group's deployments) and the names tried after the first (its fallbacks).
-		set(headerLiteLLMRetries, strconv.Itoa(calls-names))
-		set(headerLiteLLMFallbacks, strconv.Itoa(names-1))
+		hv.set(headerLiteLLMRetries, strconv.Itoa(calls-names))
+		hv.set(headerLiteLLMFallbacks, strconv.Itoa(names-1))
 	}
 }
 

@@ -13,10 +13,6 @@ import (
 // (by the name its attempt was asked by), as a whole answer does: not the id the answering
 // model would have under the group asked, which is no deployment.
 func TestLiteLLMStreamHeadersAfterFallback(t *testing.T) {
-	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
-	}))
-	t.Cleanup(down.Close)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -25,30 +21,10 @@ func TestLiteLLMStreamHeadersAfterFallback(t *testing.T) {
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	}))
 	t.Cleanup(up.Close)
-	config := []byte(`model_list:
-  - model_name: gpt
-    litellm_params: {model: openai/gpt-4o, api_base: "` + down.URL + `/v1", api_key: sk-a}
-    model_info: {id: dep-down}
-  - model_name: backup
-    litellm_params: {model: openai/gpt-4o-mini, api_base: "` + up.URL + `/v1", api_key: sk-b}
-    model_info: {id: dep-backup}
-router_settings:
-  fallbacks: [{gpt: [backup]}]
-`)
-	hs := deploymentServer(t, newTestStore(t), config)
-	req, _ := http.NewRequest("POST", hs.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	h, b := postOK(t, fallbackServer(t, up), "/v1/chat/completions", `{"model":"gpt","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(b, "from backup") {
+		t.Fatalf("%s", b)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "from backup") {
-		t.Fatalf("%d %s", resp.StatusCode, b)
-	}
-	h := resp.Header
 	if h.Get("X-Litellm-Model-Id") != "dep-backup" || h.Get("X-Litellm-Model-Group") != "gpt" || h.Get("X-Litellm-Model-Api-Base") != up.URL+"/v1" {
 		t.Errorf("stream after the fallback: model id %q, group %q, api base %q", h.Get("X-Litellm-Model-Id"), h.Get("X-Litellm-Model-Group"), h.Get("X-Litellm-Model-Api-Base"))
 	}
@@ -63,20 +39,7 @@ func TestLiteLLMTextCompletionHeaders(t *testing.T) {
     litellm_params: {model: openai/gpt-4o, api_base: "` + up.URL + `/v1", api_key: sk-a}
     model_info: {id: dep-a}
 `)
-	hs := deploymentServer(t, newTestStore(t), config)
-	req, _ := http.NewRequest("POST", hs.URL+"/v1/completions", strings.NewReader(`{"model":"gpt","prompt":"hi"}`))
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%d %s", resp.StatusCode, b)
-	}
-	h := resp.Header
+	h, _ := postOK(t, deploymentServer(t, newTestStore(t), config), "/v1/completions", `{"model":"gpt","prompt":"hi"}`)
 	if h.Get("X-Litellm-Model-Id") != "dep-a" || h.Get("X-Litellm-Model-Group") != "gpt" || h.Get("X-Litellm-Response-Cost") == "" {
 		t.Errorf("/v1/completions: model id %q, group %q, cost %q", h.Get("X-Litellm-Model-Id"), h.Get("X-Litellm-Model-Group"), h.Get("X-Litellm-Response-Cost"))
 	}

@@ -35,22 +35,7 @@ func TestLiteLLMResponseHeaders(t *testing.T) {
     model_info: {id: dep-a}
 `)
 	hs := deploymentServer(t, st, config)
-	send := func(body string) (http.Header, string) {
-		t.Helper()
-		req, _ := http.NewRequest("POST", hs.URL+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+testKey)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("%s: %d %s", body, resp.StatusCode, out)
-		}
-		return resp.Header, string(out)
-	}
+	send := func(body string) (http.Header, string) { return postOK(t, hs, "/v1/chat/completions", body) }
 	h, _ := send(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`)
 	for name, want := range map[string]string{"X-Litellm-Model-Id": "dep-a", "X-Litellm-Model-Group": "gpt", "X-Litellm-Model-Api-Base": up.URL + "/v1"} {
 		if got := h.Get(name); got != want {
@@ -88,11 +73,48 @@ func TestLiteLLMResponseHeaders(t *testing.T) {
 // group answers names the answering deployment (the fallback's, by its model_info.id) and
 // the group asked for, and counts the fallback (and the failed member's retries).
 func TestLiteLLMResponseHeadersAfterFallback(t *testing.T) {
+	up, _ := deploymentUpstream(t, "backup")
+	h, b := postOK(t, fallbackServer(t, up), "/v1/chat/completions", `{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`)
+	if !strings.Contains(b, "from backup") {
+		t.Fatalf("%s", b)
+	}
+	if h.Get("X-Litellm-Model-Id") != "dep-backup" || h.Get("X-Litellm-Model-Group") != "gpt" || h.Get("X-Litellm-Model-Api-Base") != up.URL+"/v1" {
+		t.Errorf("after the fallback: model id %q, group %q, api base %q", h.Get("X-Litellm-Model-Id"), h.Get("X-Litellm-Model-Group"), h.Get("X-Litellm-Model-Api-Base"))
+	}
+	retries, err := strconv.Atoi(h.Get("X-Litellm-Attempted-Retries"))
+	if h.Get("X-Litellm-Attempted-Fallbacks") != "1" || err != nil || retries < 0 {
+		t.Errorf("after the fallback: fallbacks %q, retries %q", h.Get("X-Litellm-Attempted-Fallbacks"), h.Get("X-Litellm-Attempted-Retries"))
+	}
+	t.Logf("retries %d", retries)
+}
+
+// postOK posts body to path of hs with the operator's key and returns the answer's headers
+// and body, failing t unless it is a 200.
+func postOK(t *testing.T, hs *httptest.Server, path, body string) (http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", hs.URL+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %s", body, resp.StatusCode, out)
+	}
+	return resp.Header, string(out)
+}
+
+// fallbackServer serves the model groups gpt (dep-down, whose upstream answers 500) and
+// backup (dep-backup on up), gpt falling back to backup.
+func fallbackServer(t *testing.T, up *httptest.Server) *httptest.Server {
+	t.Helper()
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusInternalServerError)
 	}))
 	t.Cleanup(down.Close)
-	up, _ := deploymentUpstream(t, "backup")
 	config := []byte(`model_list:
   - model_name: gpt
     litellm_params: {model: openai/gpt-4o, api_base: "` + down.URL + `/v1", api_key: sk-a}
@@ -103,26 +125,5 @@ func TestLiteLLMResponseHeadersAfterFallback(t *testing.T) {
 router_settings:
   fallbacks: [{gpt: [backup]}]
 `)
-	hs := deploymentServer(t, newTestStore(t), config)
-	req, _ := http.NewRequest("POST", hs.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt","messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("Authorization", "Bearer "+testKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "from backup") {
-		t.Fatalf("%d %s", resp.StatusCode, b)
-	}
-	h := resp.Header
-	if h.Get("X-Litellm-Model-Id") != "dep-backup" || h.Get("X-Litellm-Model-Group") != "gpt" || h.Get("X-Litellm-Model-Api-Base") != up.URL+"/v1" {
-		t.Errorf("after the fallback: model id %q, group %q, api base %q", h.Get("X-Litellm-Model-Id"), h.Get("X-Litellm-Model-Group"), h.Get("X-Litellm-Model-Api-Base"))
-	}
-	retries, err := strconv.Atoi(h.Get("X-Litellm-Attempted-Retries"))
-	if h.Get("X-Litellm-Attempted-Fallbacks") != "1" || err != nil || retries < 0 {
-		t.Errorf("after the fallback: fallbacks %q, retries %q", h.Get("X-Litellm-Attempted-Fallbacks"), h.Get("X-Litellm-Attempted-Retries"))
-	}
-	t.Logf("retries %d", retries)
+	return deploymentServer(t, newTestStore(t), config)
 }
