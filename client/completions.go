@@ -50,8 +50,9 @@ type CompletionRequest struct {
 	// Cache is the request's say over the server's response cache (nil: the server's
 	// defaults).
 	Cache *CacheControl `json:"cache,omitempty"`
-	// Tags label the request for cost attribution (the usage log's per-tag totals); at
-	// most 16, each 1-64 letters, digits or . _ : / -.
+	// Tags label the request for cost attribution (the usage log's per-tag totals) and,
+	// for a tag-filtered model group, select its deployments ("!tag" leaves out those
+	// carrying tag, "&tag" requires it); at most 16, each 1-64 letters, digits or . _ : / -.
 	Tags []string `json:"tags,omitempty"`
 	// Guardrails names the server's opt-in guardrails to run on the request; a block is an
 	// *Error matching ErrGuardrailBlocked.

@@ -50,7 +50,7 @@ func checkTagRouting(name string, g ModelGroup) error {
 		return fmt.Errorf("%w: model group %q: tags: one list per model, got %d for %d models", ErrInvalid, name, len(g.Tags), len(g.Models))
 	}
 	for i, tags := range g.Tags {
-		if err := CheckTags(fmt.Sprintf("tags[%d]", i), tags); err != nil {
+		if err := CheckDeploymentTags(fmt.Sprintf("tags[%d]", i), tags); err != nil {
 			return fmt.Errorf("model group %q: %w", name, err)
 		}
 	}
@@ -83,50 +83,118 @@ func isBatchTag(t string) bool { return strings.HasPrefix(t, BatchTagPrefix) }
 // tag-based routing (router_settings.enable_tag_filtering) picks them; false when none may:
 //   - without TagFiltering, every member (grp.Models itself: nothing is allocated);
 //   - a request without tags: the members tagged DefaultTag, else every member;
-//   - a request with tags: the members carrying one of them (all of them with
-//     TagMatchAll); when none does, the members tagged DefaultTag — unless one of the
-//     request's tags is a tag of some member of the group (the request asked for those
-//     members, and they do not fit), or no member is tagged DefaultTag: then none.
+//   - a request's "!tag" leaves out the members carrying tag, its "&tag" keeps only those
+//     carrying tag; of the members left, a request with plain tags uses those carrying one
+//     of them (all of them with TagMatchAll); when none does, those left tagged DefaultTag
+//     — unless one of the plain tags is a tag of some member of the group (the request
+//     asked for those members, and they do not fit), or none left is tagged DefaultTag:
+//     then none;
+//   - a request with marked tags only: the members left; with exclusions only, of the
+//     group's members tagged DefaultTag (when it has some) those left.
 func (grp *ModelGroup) tagMembers(tags []string) ([]string, bool) {
 	if !grp.TagFiltering {
 		return grp.Models, true
 	}
 	tags = routingTags(tags)
+	if len(tags) == 0 {
+		if defaults := grp.defaultMembers(); len(defaults) > 0 {
+			return defaults, true
+		}
+		return grp.Models, true
+	}
+	plain, requires := 0, false
+	for _, t := range tags {
+		switch tagMark(t) {
+		case RequireTagMark:
+			requires = true
+		case 0:
+			plain++
+		}
+	}
+	if plain == 0 {
+		onlyDefaults := !requires && len(grp.defaultMembers()) > 0
+		var left []string
+		for i, m := range grp.Models {
+			own := grp.memberTags(i)
+			if fitsMarks(own, tags) && (!onlyDefaults || slices.Contains(own, DefaultTag)) {
+				left = append(left, m)
+			}
+		}
+		return left, len(left) > 0
+	}
 	var matched, defaults []string
 	known := false
 	for i, m := range grp.Models {
-		var own []string
-		if i < len(grp.Tags) {
-			own = grp.Tags[i]
-		}
-		if slices.Contains(own, DefaultTag) {
-			defaults = append(defaults, m)
-		}
-		if len(tags) == 0 || len(own) == 0 {
-			continue
-		}
+		own := grp.memberTags(i)
 		hits := 0
 		for _, t := range tags {
-			if slices.Contains(own, t) {
+			if tagMark(t) == 0 && slices.Contains(own, t) {
 				hits++
 			}
 		}
 		known = known || hits > 0
-		if hits > 0 && (!grp.TagMatchAll || hits == len(tags)) {
+		if !fitsMarks(own, tags) {
+			continue
+		}
+		if slices.Contains(own, DefaultTag) {
+			defaults = append(defaults, m)
+		}
+		if hits > 0 && (!grp.TagMatchAll || hits == plain) {
 			matched = append(matched, m)
 		}
 	}
 	switch {
-	case len(tags) == 0 && len(defaults) > 0:
-		return defaults, true
-	case len(tags) == 0:
-		return grp.Models, true
 	case len(matched) > 0:
 		return matched, true
 	case len(defaults) > 0 && !known:
 		return defaults, true
 	}
 	return nil, false
+}
+
+// memberTags are the tags of grp's i-th member (none when the group has no tags).
+func (grp *ModelGroup) memberTags(i int) []string {
+	if i < len(grp.Tags) {
+		return grp.Tags[i]
+	}
+	return nil
+}
+
+// defaultMembers are grp's members tagged DefaultTag.
+func (grp *ModelGroup) defaultMembers() []string {
+	var out []string
+	for i, m := range grp.Models {
+		if slices.Contains(grp.memberTags(i), DefaultTag) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// tagMark is the tag-routing mark t starts with (ExcludeTagMark, RequireTagMark), or 0.
+func tagMark(t string) byte {
+	if len(t) > 1 && (t[0] == ExcludeTagMark || t[0] == RequireTagMark) {
+		return t[0]
+	}
+	return 0
+}
+
+// fitsMarks reports whether a member carrying own passes the marked tags among tags:
+// none of the excluded ones, every required one.
+func fitsMarks(own, tags []string) bool {
+	for _, t := range tags {
+		switch tagMark(t) {
+		case ExcludeTagMark:
+			if slices.Contains(own, t[1:]) {
+				return false
+			}
+		case RequireTagMark:
+			if !slices.Contains(own, t[1:]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // tagTargets keeps the targets of the model group asked (its members, as groupTargets

@@ -16,7 +16,9 @@ const BatchTagPrefix = "batch:"
 
 // CheckTags validates request tags (field names them in the error): at most MaxTags (and
 // one batch:<id> tag), each 1-64 characters of letters, digits and . _ : / - (they become
-// keys of the usage log's totals, and a header carries them comma-separated).
+// keys of the usage log's totals, and a header carries them comma-separated), which may
+// start with one of LiteLLM's tag-routing marks: "!" (ExcludeTagMark: the deployments
+// carrying the rest are left out) or "&" (RequireTagMark: only those carrying it).
 func CheckTags(field string, tags []string) error {
 	n := len(tags)
 	for _, t := range tags {
@@ -29,10 +31,37 @@ func CheckTags(field string, tags []string) error {
 		return invalid(field, "at most %d tags, got %d", MaxTags, n)
 	}
 	for i, t := range tags {
-		if t == "" || len(t) > 64 || strings.IndexFunc(t, func(r rune) bool {
+		bare := t
+		if tagMark(t) != 0 {
+			bare = t[1:]
+		}
+		if bare == "" || len(t) > 64 || strings.IndexFunc(bare, func(r rune) bool {
 			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/-", r))
 		}) >= 0 {
-			return invalid(field, "tag %d %q must be 1-64 letters, digits or . _ : / -", i, t)
+			return invalid(field, "tag %d %q must be 1-64 letters, digits or . _ : / - (after a leading ! or &)", i, t)
+		}
+	}
+	return nil
+}
+
+// Tag-routing marks a request's tag may start with (LiteLLM's): a tag-filtered model
+// group leaves out the members carrying an excluded tag and keeps only those carrying
+// every required one. A deployment's own tags carry no mark (CheckDeploymentTags).
+const (
+	ExcludeTagMark = '!'
+	RequireTagMark = '&'
+)
+
+// CheckDeploymentTags validates the tags of a deployment (a model group member) or the
+// name of a tag as CheckTags does, refusing the marks a request's tags may start with:
+// a deployment carries tags, it does not exclude or require them.
+func CheckDeploymentTags(field string, tags []string) error {
+	if err := CheckTags(field, tags); err != nil {
+		return err
+	}
+	for i, t := range tags {
+		if tagMark(t) != 0 {
+			return invalid(field, "tag %d %q must not start with %q: ! and & mark a request's tags (leave out, require)", i, t, t[0])
 		}
 	}
 	return nil

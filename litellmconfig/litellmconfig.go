@@ -1126,7 +1126,7 @@ func deploymentTags(path string, v any) ([]string, error) {
 		}
 		tags = append(tags, s)
 	}
-	if err := completions.CheckTags(path, tags); err != nil {
+	if err := completions.CheckDeploymentTags(path, tags); err != nil {
 		var ve *completions.ValidationError
 		if errors.As(err, &ve) {
 			return nil, &Error{Path: path, Message: ve.Message}

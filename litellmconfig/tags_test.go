@@ -70,6 +70,7 @@ func TestTagRoutingConfigBadTags(t *testing.T) {
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, 3]}}]`:                                       `model_list[0].litellm_params.tags[1]: must be text`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: ["two words"]}}]`:                                   `model_list[0].litellm_params.tags: tag 0 "two words" must be 1-64 letters`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [""]}}]`:                                            `model_list[0].litellm_params.tags: tag 0 ""`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, "!paid"]}}]`:                                 `model_list[0].litellm_params.tags: tag 1 "!paid" must not start with '!'`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q]}}]`:             `model_list[0].litellm_params.tags: at most 16 tags`,
 		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {enable_tag_filtering: yes please}":   `router_settings.enable_tag_filtering: must be true or false`,
 		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {tag_filtering_match_any: \"false\"}": `router_settings.tag_filtering_match_any: must be true or false`,

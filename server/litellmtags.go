@@ -247,7 +247,7 @@ func litellmTagNameOf(fields map[string]json.RawMessage) (string, error) {
 	if raw, ok := fields["name"]; !ok || json.Unmarshal(raw, &name) != nil || name == "" {
 		return "", litellmInvalid("name", "name: required, a string: the tag")
 	}
-	if err := completions.CheckTags("name", []string{name}); err != nil {
+	if err := completions.CheckDeploymentTags("name", []string{name}); err != nil {
 		return "", litellmInvalid("name", "name: %q is not a tag requests can name: 1-64 letters, digits or . _ : / -", name)
 	}
 	if strings.HasPrefix(name, completions.BatchTagPrefix) {
