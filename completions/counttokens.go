@@ -18,6 +18,7 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 	if req == nil {
 		return 0, errNilRequest()
 	}
+	req.userAgent = scope.UserAgent
 	primary, fallback, err := g.validate(req)
 	if err != nil {
 		return 0, err

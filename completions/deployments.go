@@ -54,6 +54,9 @@ type Deployment struct {
 	// Tags are a model group member's tags (ModelGroup.Tags; LiteLLM's
 	// litellm_params.tags); nil when it has none.
 	Tags []string
+	// TagRegex are a model group member's tag patterns (ModelGroup.TagRegex; LiteLLM's
+	// litellm_params.tag_regex); nil when it has none.
+	TagRegex []string
 }
 
 // DeploymentID is the ID of the deployment of model under modelName.
@@ -84,6 +87,9 @@ func (g *Gateway) Deployments() []Deployment {
 			d := g.deployment(name, m, mode)
 			if i < len(grp.Tags) && len(grp.Tags[i]) > 0 {
 				d.Tags = slices.Clone(grp.Tags[i])
+			}
+			if i < len(grp.TagRegex) && len(grp.TagRegex[i]) > 0 {
+				d.TagRegex = slices.Clone(grp.TagRegex[i])
 			}
 			if id, ok := rt.stored[d.ID]; ok {
 				d.ID, d.Stored = id, true

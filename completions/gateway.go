@@ -179,6 +179,10 @@ type Scope struct {
 	// KeyAlias and TeamAlias are the key's and its team's names (LiteLLM's key_alias and
 	// team_alias; "" when none), for the observers.
 	KeyAlias, TeamAlias string
+	// UserAgent is the caller's User-Agent header: the members of a tag-filtered model
+	// group whose TagRegex patterns match it are selected as if the request carried
+	// their tags (LiteLLM's tag_regex, e.g. Claude Code's traffic to its own deployment).
+	UserAgent string
 }
 
 // conversationOwner is whom the conversations s starts belong to.

@@ -106,6 +106,16 @@ type ModelGroup struct {
 	// TagMatchAll, with TagFiltering, selects only the members carrying every tag of the
 	// request (LiteLLM's router_settings.tag_filtering_match_any: false).
 	TagMatchAll bool `json:"tag_match_all,omitempty"`
+	// TagRegex, when given, are the members' tag patterns (LiteLLM's deployment
+	// litellm_params.tag_regex): one list per model, in the order of Models, each a
+	// regular expression (Go's RE2 syntax) searched in "User-Agent: " and the caller's
+	// User-Agent (Scope.UserAgent). With TagFiltering, a member one of whose patterns
+	// matches is selected as a member carrying one of the request's tags is; a caller
+	// whose User-Agent matches none, and who sends no tag a member carries, gets the
+	// members tagged "default" (none: a *TagRoutingError), as on LiteLLM.
+	TagRegex [][]string `json:"tag_regex,omitempty"`
+	// tagRegexps are TagRegex compiled (newRouteTable).
+	tagRegexps [][]*regexp.Regexp
 }
 
 // LatencyRanker is a Ranker that can put the fastest model within its tolerance of the best
@@ -300,7 +310,7 @@ func (g *Gateway) groupFallbacks(list []string, req *Request) ([]target, error) 
 		fg, isGroup := g.routes().groups[f]
 		models := []string{f}
 		if isGroup {
-			models, _ = fg.tagMembers(req.Tags) // none fit: the group is passed over
+			models, _ = fg.tagMembers(req.Tags, req.userAgent) // none fit: the group is passed over
 		}
 		ts, err := g.resolve("model", models, req.Search, req.ephemeral)
 		if err != nil {
@@ -385,7 +395,7 @@ func (g *Gateway) ModelGroups() []string {
 // the names are resolved (dedupeTargets). A group the tags select no member of is left out;
 // when it is the only one of models, the error is a *TagRoutingError, returned with the
 // group and its name (and no models): its fallbacks may still fit the tags.
-func (g *Gateway) expandGroups(models []string, bare bool, tags []string) (out []string, origin []int, only *ModelGroup, name string, err error) {
+func (g *Gateway) expandGroups(models []string, bare bool, tags []string, userAgent string) (out []string, origin []int, only *ModelGroup, name string, err error) {
 	group := func(m string) (ModelGroup, bool) {
 		grp, ok := g.routes().groups[m]
 		return grp, ok && bare
@@ -399,7 +409,7 @@ func (g *Gateway) expandGroups(models []string, bare bool, tags []string) (out [
 			out, origin = append(out, m), append(origin, i)
 			continue
 		}
-		members, fit := grp.tagMembers(tags)
+		members, fit := grp.tagMembers(tags, userAgent)
 		if !fit && len(models) == 1 {
 			return nil, nil, &grp, m, &TagRoutingError{Model: m, Tags: routingTags(tags)}
 		}

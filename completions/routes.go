@@ -56,7 +56,7 @@ func newRouteTable(r Routes, old *routeTable) (*routeTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &routeTable{groups: r.ModelGroups, limits: newMemberLimits(limits), timeouts: timeouts, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards}
+	rt := &routeTable{groups: compileTagRegex(r.ModelGroups), limits: newMemberLimits(limits), timeouts: timeouts, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards}
 	if old != nil {
 		if rt.prices == nil {
 			rt.prices = old.prices

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -34,7 +35,7 @@ func TestTagMembersMarks(t *testing.T) {
 		{[]string{"&nobody"}, nil},
 		{[]string{"free"}, []string{"eu-free", "us-free"}}, // unmarked: as before
 	} {
-		got, ok := grp.tagMembers(c.tags)
+		got, ok := grp.tagMembers(c.tags, "")
 		if c.want == nil {
 			if ok {
 				t.Errorf("tags %v: members %v, want refused", c.tags, got)
@@ -48,12 +49,12 @@ func TestTagMembersMarks(t *testing.T) {
 
 	// Match all counts the plain tags only.
 	grp.TagMatchAll = true
-	if got, ok := grp.tagMembers([]string{"free", "eu", "!paid"}); !ok || !slices.Equal(got, []string{"eu-free"}) {
+	if got, ok := grp.tagMembers([]string{"free", "eu", "!paid"}, ""); !ok || !slices.Equal(got, []string{"eu-free"}) {
 		t.Errorf("match all: %v %v, want [eu-free]", got, ok)
 	}
 	// Without a default member, exclusions alone keep every member left.
 	nodefault := ModelGroup{Models: []string{"a", "b"}, Tags: [][]string{{"x"}, {"y"}}, TagFiltering: true}
-	if got, ok := nodefault.tagMembers([]string{"!x"}); !ok || !slices.Equal(got, []string{"b"}) {
+	if got, ok := nodefault.tagMembers([]string{"!x"}, ""); !ok || !slices.Equal(got, []string{"b"}) {
 		t.Errorf("no default, !x: %v %v, want [b]", got, ok)
 	}
 }
@@ -95,5 +96,58 @@ func TestTagMarksThroughGateway(t *testing.T) {
 	}
 	if _, err := New(Options{Providers: providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "a", BaseURL: "http://127.0.0.1:1", KeyOptional: true})), ModelGroups: map[string]ModelGroup{"g": {Models: []string{"a/m"}, Tags: [][]string{{"&x"}}, TagFiltering: true}}}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a group member tagged &x: %v, want ErrInvalid", err)
+	}
+}
+
+// TestTagMembersUserAgent: a member's TagRegex patterns select it for callers whose
+// User-Agent matches, as a carried tag does; other callers get the default members, or
+// none; a "&tag" turns the patterns off; with TagMatchAll a member with tags of its own is
+// not selected by a pattern.
+func TestTagMembersUserAgent(t *testing.T) {
+	groups := compileTagRegex(map[string]ModelGroup{"g": {
+		Models:       []string{"claude", "tagged", "dflt"},
+		Tags:         [][]string{nil, {"x"}, {"default"}},
+		TagRegex:     [][]string{{`^User-Agent: claude-cli/`}, {`^User-Agent: codex`}, nil},
+		TagFiltering: true,
+	}})
+	grp := groups["g"]
+	const claude, codex, curl = "claude-cli/2.0 (external, cli)", "codex_cli_rs/0.5", "curl/8"
+	for _, c := range []struct {
+		tags  []string
+		agent string
+		want  []string
+	}{
+		{nil, claude, []string{"claude"}},
+		{nil, codex, []string{"tagged"}},
+		{nil, curl, []string{"dflt"}},
+		{nil, "", []string{"dflt"}},
+		{[]string{"x"}, claude, []string{"claude", "tagged"}},
+		{[]string{"&x"}, claude, []string{"tagged"}},
+		{[]string{"!x"}, codex, []string{"dflt"}},
+		{[]string{"!default"}, curl, nil},
+	} {
+		got, ok := grp.tagMembers(c.tags, c.agent)
+		if c.want == nil {
+			if ok {
+				t.Errorf("tags %v, %q: %v, want refused", c.tags, c.agent, got)
+			}
+			continue
+		}
+		if !ok || !slices.Equal(got, c.want) {
+			t.Errorf("tags %v, %q: %v (%v), want %v", c.tags, c.agent, got, ok, c.want)
+		}
+	}
+	grp.TagMatchAll = true
+	if got, ok := grp.tagMembers(nil, codex); !ok || !slices.Equal(got, []string{"dflt"}) {
+		t.Errorf("match all, codex: %v %v, want [dflt] (the tagged member's pattern does not select it)", got, ok)
+	}
+	if err := CheckTagPatterns("tag_regex", []string{"(unclosed"}); err == nil || !strings.Contains(err.Error(), "tag_regex") {
+		t.Errorf("CheckTagPatterns((unclosed) = %v, want an error naming the field", err)
+	}
+	// The caller's map is not written.
+	in := map[string]ModelGroup{"g": {Models: []string{"a"}, TagRegex: [][]string{{"x"}}}}
+	compileTagRegex(in)
+	if in["g"].tagRegexps != nil {
+		t.Error("compileTagRegex wrote the caller's map")
 	}
 }

@@ -3,6 +3,7 @@ package completions
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -43,6 +44,9 @@ func checkTagRouting(name string, g ModelGroup) error {
 	if g.TagMatchAll && !g.TagFiltering {
 		return fmt.Errorf("%w: model group %q: tag_match_all needs tag_filtering: true", ErrInvalid, name)
 	}
+	if err := checkTagRegex(name, g); err != nil {
+		return err
+	}
 	if len(g.Tags) == 0 {
 		return nil
 	}
@@ -52,6 +56,40 @@ func checkTagRouting(name string, g ModelGroup) error {
 	for i, tags := range g.Tags {
 		if err := CheckDeploymentTags(fmt.Sprintf("tags[%d]", i), tags); err != nil {
 			return fmt.Errorf("model group %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// checkTagRegex validates the TagRegex patterns of the group name; errors wrap ErrInvalid.
+func checkTagRegex(name string, g ModelGroup) error {
+	if len(g.TagRegex) == 0 {
+		return nil
+	}
+	if len(g.TagRegex) != len(g.Models) {
+		return fmt.Errorf("%w: model group %q: tag_regex: one list per model, got %d for %d models", ErrInvalid, name, len(g.TagRegex), len(g.Models))
+	}
+	for i, patterns := range g.TagRegex {
+		if err := CheckTagPatterns(fmt.Sprintf("tag_regex[%d]", i), patterns); err != nil {
+			return fmt.Errorf("model group %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// CheckTagPatterns validates the tag patterns of a deployment (LiteLLM's tag_regex):
+// at most MaxTagPatterns, each a regular expression of Go's RE2 syntax of at most
+// MaxTagPatternLength bytes; field names them in the *ValidationError.
+func CheckTagPatterns(field string, patterns []string) error {
+	if len(patterns) > MaxTagPatterns {
+		return invalid(field, "at most %d patterns, got %d", MaxTagPatterns, len(patterns))
+	}
+	for i, p := range patterns {
+		if p == "" || len(p) > MaxTagPatternLength {
+			return invalid(field, "pattern %d must be 1-%d bytes", i, MaxTagPatternLength)
+		}
+		if _, err := regexp.Compile(p); err != nil {
+			return invalid(field, "pattern %d %q is not a regular expression (Go's RE2 syntax): %v", i, p, err)
 		}
 	}
 	return nil
@@ -79,39 +117,45 @@ func routingTags(tags []string) []string {
 // isBatchTag reports whether t is a batch's own tag (BatchTagPrefix).
 func isBatchTag(t string) bool { return strings.HasPrefix(t, BatchTagPrefix) }
 
-// tagMembers returns the members of grp a request with tags may use, as LiteLLM's
-// tag-based routing (router_settings.enable_tag_filtering) picks them; false when none may:
+// tagMembers returns the members of grp a request with tags from a caller with userAgent
+// may use, as LiteLLM's tag-based routing (router_settings.enable_tag_filtering) picks
+// them; false when none may:
 //   - without TagFiltering, every member (grp.Models itself: nothing is allocated);
-//   - a request without tags: the members tagged DefaultTag, else every member;
 //   - a request's "!tag" leaves out the members carrying tag, its "&tag" keeps only those
-//     carrying tag; of the members left, a request with plain tags uses those carrying one
-//     of them (all of them with TagMatchAll); when none does, those left tagged DefaultTag
-//     — unless one of the plain tags is a tag of some member of the group (the request
-//     asked for those members, and they do not fit), or none left is tagged DefaultTag:
-//     then none;
+//     carrying tag; of the members left, a request with plain tags (or, without "&" tags,
+//     from a caller whose User-Agent some member left has TagRegex patterns for) uses
+//     those carrying one of them (all of them with TagMatchAll) or one of whose patterns
+//     matches the User-Agent (with TagMatchAll, only members without tags of their own);
+//     when none does, those left tagged DefaultTag — unless one of the plain tags is a tag
+//     of some member of the group (the request asked for those members, and they do not
+//     fit), or none left is tagged DefaultTag: then none;
 //   - a request with marked tags only: the members left; with exclusions only, of the
-//     group's members tagged DefaultTag (when it has some) those left.
-func (grp *ModelGroup) tagMembers(tags []string) ([]string, bool) {
+//     group's members tagged DefaultTag (when it has some) those left;
+//   - a request without tags: the members tagged DefaultTag, else every member.
+func (grp *ModelGroup) tagMembers(tags []string, userAgent string) ([]string, bool) {
 	if !grp.TagFiltering {
 		return grp.Models, true
 	}
 	tags = routingTags(tags)
-	if len(tags) == 0 {
+	plain, requires, marked := 0, false, false
+	for _, t := range tags {
+		switch tagMark(t) {
+		case RequireTagMark:
+			requires, marked = true, true
+		case ExcludeTagMark:
+			marked = true
+		default:
+			plain++
+		}
+	}
+	byAgent := userAgent != "" && !requires && grp.agentPatternsLeft(tags)
+	switch {
+	case plain == 0 && !byAgent && !marked:
 		if defaults := grp.defaultMembers(); len(defaults) > 0 {
 			return defaults, true
 		}
 		return grp.Models, true
-	}
-	plain, requires := 0, false
-	for _, t := range tags {
-		switch tagMark(t) {
-		case RequireTagMark:
-			requires = true
-		case 0:
-			plain++
-		}
-	}
-	if plain == 0 {
+	case plain == 0 && !byAgent:
 		onlyDefaults := !requires && len(grp.defaultMembers()) > 0
 		var left []string
 		for i, m := range grp.Models {
@@ -124,6 +168,10 @@ func (grp *ModelGroup) tagMembers(tags []string) ([]string, bool) {
 	}
 	var matched, defaults []string
 	known := false
+	header := ""
+	if byAgent {
+		header = "User-Agent: " + userAgent
+	}
 	for i, m := range grp.Models {
 		own := grp.memberTags(i)
 		hits := 0
@@ -139,7 +187,10 @@ func (grp *ModelGroup) tagMembers(tags []string) ([]string, bool) {
 		if slices.Contains(own, DefaultTag) {
 			defaults = append(defaults, m)
 		}
-		if hits > 0 && (!grp.TagMatchAll || hits == plain) {
+		switch {
+		case hits > 0 && (!grp.TagMatchAll || hits == plain):
+			matched = append(matched, m)
+		case byAgent && (!grp.TagMatchAll || len(own) == 0) && grp.agentMatches(i, header):
 			matched = append(matched, m)
 		}
 	}
@@ -150,6 +201,63 @@ func (grp *ModelGroup) tagMembers(tags []string) ([]string, bool) {
 		return defaults, true
 	}
 	return nil, false
+}
+
+// agentPatternsLeft reports whether a member the marked tags among tags leave has
+// TagRegex patterns.
+func (grp *ModelGroup) agentPatternsLeft(tags []string) bool {
+	for i := range grp.Models {
+		if i < len(grp.tagRegexps) && len(grp.tagRegexps[i]) > 0 && fitsMarks(grp.memberTags(i), tags) {
+			return true
+		}
+	}
+	return false
+}
+
+// agentMatches reports whether one of the i-th member's patterns matches header.
+func (grp *ModelGroup) agentMatches(i int, header string) bool {
+	if i >= len(grp.tagRegexps) {
+		return false
+	}
+	for _, re := range grp.tagRegexps[i] {
+		if re.MatchString(header) {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxTagPatterns bounds a model group member's TagRegex patterns, and MaxTagPatternLength
+// each pattern's length.
+const (
+	MaxTagPatterns      = 16
+	MaxTagPatternLength = 512
+)
+
+// compileTagRegex gives the groups with TagRegex patterns their compiled patterns,
+// returning groups itself when none has any (else a copy: the caller's map is not
+// written). The patterns were checked (checkTagRouting).
+func compileTagRegex(groups map[string]ModelGroup) map[string]ModelGroup {
+	has := false
+	for _, g := range groups {
+		has = has || len(g.TagRegex) > 0
+	}
+	if !has {
+		return groups
+	}
+	out := make(map[string]ModelGroup, len(groups))
+	for name, g := range groups {
+		if len(g.TagRegex) > 0 {
+			g.tagRegexps = make([][]*regexp.Regexp, len(g.TagRegex))
+			for i, patterns := range g.TagRegex {
+				for _, p := range patterns {
+					g.tagRegexps[i] = append(g.tagRegexps[i], regexp.MustCompile(p))
+				}
+			}
+		}
+		out[name] = g
+	}
+	return out
 }
 
 // memberTags are the tags of grp's i-th member (none when the group has no tags).
@@ -204,12 +312,12 @@ func fitsMarks(own, tags []string) bool {
 // returned as they are. The targets are matched to the members by name, not position:
 // the routes may have been replaced (SetRoutes) since they were resolved, and a target
 // the group in force does not select is never kept.
-func (g *Gateway) tagTargets(asked string, tags []string, targets []target) ([]target, error) {
+func (g *Gateway) tagTargets(asked string, tags []string, userAgent string, targets []target) ([]target, error) {
 	grp, ok := g.routes().groups[asked]
 	if !ok || !grp.TagFiltering {
 		return targets, nil
 	}
-	members, fit := grp.tagMembers(tags)
+	members, fit := grp.tagMembers(tags, userAgent)
 	kept := make([]target, 0, len(members))
 	for _, t := range targets {
 		if fit && slices.Contains(members, t.name) {

@@ -152,6 +152,8 @@ type Request struct {
 
 	// maxTemperature is 1 for the native API and 2 for the OpenAI-compatible surface.
 	maxTemperature float64
+	// userAgent is Scope.UserAgent, for the tag patterns of tag-filtered groups.
+	userAgent string
 	// ephemeral requests (the OpenAI-compatible surface) keep no conversation.
 	ephemeral bool
 	// unaskedReasoning shows reasoning a model sends though the request asked for none

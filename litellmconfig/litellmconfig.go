@@ -190,7 +190,7 @@ var providerPrefixes = map[string]string{
 var (
 	topKeys     = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys   = []string{"model_name", "litellm_params", "model_info"}
-	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags"}
+	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags", "tag_regex"}
 	infoKeys    = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
 	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
 	litellmKeys = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
@@ -219,6 +219,8 @@ type deployment struct {
 	priced bool
 	// tags are its litellm_params.tags (nil: none).
 	tags []string
+	// tagRegex are its litellm_params.tag_regex (nil: none).
+	tagRegex []string
 }
 
 // limited reports whether d sets any of rpm, tpm and max_parallel_requests.
@@ -592,6 +594,9 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 		return nil, err
 	}
 	if d.tags, err = deploymentTags(pp+".tags", params["tags"]); err != nil {
+		return nil, err
+	}
+	if d.tagRegex, err = deploymentTagRegex(pp+".tag_regex", params["tag_regex"]); err != nil {
 		return nil, err
 	}
 	pc, err := p.providerEntry(pp, prov, params)
@@ -1136,11 +1141,42 @@ func deploymentTags(path string, v any) ([]string, error) {
 	return completions.AddTags(nil, tags...), nil
 }
 
+// deploymentTagRegex reads a deployment's litellm_params.tag_regex at path: a list of
+// regular expressions (completions.CheckTagPatterns); nil when absent.
+func deploymentTagRegex(path string, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, &Error{Path: path, Message: "must be a list of regular expressions, got " + kind(v)}
+	}
+	patterns := make([]string, 0, len(list))
+	for i, t := range list {
+		s, ok := t.(string)
+		if !ok {
+			return nil, &Error{Path: fmt.Sprintf("%s[%d]", path, i), Message: "must be text, got " + kind(t)}
+		}
+		patterns = append(patterns, s)
+	}
+	if err := completions.CheckTagPatterns(path, patterns); err != nil {
+		var ve *completions.ValidationError
+		if errors.As(err, &ve) {
+			return nil, &Error{Path: path, Message: ve.Message}
+		}
+		return nil, &Error{Path: path, Message: err.Error()}
+	}
+	return completions.AddTags(nil, patterns...), nil
+}
+
 // groupTags gives the group g (model_name name, deployments ds) its members' tags: a
 // member's are those of its deployments together (deployments calling one member are one
 // upstream here); none when no deployment has tags. Deployments of one member with
 // different tags are warned about: a request selecting one of them reaches the member.
 func (p *parser) groupTags(g *completions.ModelGroup, name string, ds []deployment) error {
+	if err := p.groupTagRegex(g, name, ds); err != nil {
+		return err
+	}
 	if !slices.ContainsFunc(ds, func(d deployment) bool { return len(d.tags) > 0 }) {
 		return nil
 	}
@@ -1161,6 +1197,30 @@ func (p *parser) groupTags(g *completions.ModelGroup, name string, ds []deployme
 		}
 		if len(g.Tags[i]) > completions.MaxTags {
 			return &Error{Path: first.path + ".litellm_params.tags", Message: fmt.Sprintf("the deployments calling %s in model group %s carry more than %d tags together", m, name, completions.MaxTags)}
+		}
+	}
+	return nil
+}
+
+// groupTagRegex gives the group g (model_name name, deployments ds) its members' tag
+// patterns, those of a member's deployments together, as groupTags its tags.
+func (p *parser) groupTagRegex(g *completions.ModelGroup, name string, ds []deployment) error {
+	if !slices.ContainsFunc(ds, func(d deployment) bool { return len(d.tagRegex) > 0 }) {
+		return nil
+	}
+	g.TagRegex = make([][]string, len(g.Models))
+	for i, m := range g.Models {
+		var first *deployment
+		for k := range ds {
+			if d := &ds[k]; d.member == m {
+				if first == nil {
+					first = d
+				}
+				g.TagRegex[i] = completions.AddTags(g.TagRegex[i], d.tagRegex...)
+			}
+		}
+		if len(g.TagRegex[i]) > completions.MaxTagPatterns {
+			return &Error{Path: first.path + ".litellm_params.tag_regex", Message: fmt.Sprintf("the deployments calling %s in model group %s carry more than %d patterns together", m, name, completions.MaxTagPatterns)}
 		}
 	}
 	return nil
@@ -1631,7 +1691,7 @@ func (p *parser) tagFiltering(router map[string]any, deps []deployment) error {
 	}
 	tagged := false
 	for _, d := range deps {
-		if len(d.tags) == 0 {
+		if len(d.tags) == 0 && len(d.tagRegex) == 0 {
 			continue
 		}
 		tagged = true
@@ -1640,7 +1700,7 @@ func (p *parser) tagFiltering(router map[string]any, deps []deployment) error {
 		}
 	}
 	if tagged && !on {
-		p.cfg.Warnings = append(p.cfg.Warnings, "litellm_params.tags route nothing without router_settings.enable_tag_filtering: true (requests' tags still label their spend)")
+		p.cfg.Warnings = append(p.cfg.Warnings, "litellm_params.tags and tag_regex route nothing without router_settings.enable_tag_filtering: true (requests' tags still label their spend)")
 	}
 	if !on {
 		return nil

@@ -70,6 +70,8 @@ func TestTagRoutingConfigBadTags(t *testing.T) {
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, 3]}}]`:                                       `model_list[0].litellm_params.tags[1]: must be text`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: ["two words"]}}]`:                                   `model_list[0].litellm_params.tags: tag 0 "two words" must be 1-64 letters`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [""]}}]`:                                            `model_list[0].litellm_params.tags: tag 0 ""`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tag_regex: ["(claude"]}}]`:                                `model_list[0].litellm_params.tag_regex: pattern 0 "(claude" is not a regular expression`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tag_regex: "claude"}}]`:                                   `model_list[0].litellm_params.tag_regex: must be a list of regular expressions`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, "!paid"]}}]`:                                 `model_list[0].litellm_params.tags: tag 1 "!paid" must not start with '!'`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q]}}]`:             `model_list[0].litellm_params.tags: at most 16 tags`,
 		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {enable_tag_filtering: yes please}":   `router_settings.enable_tag_filtering: must be true or false`,
@@ -79,5 +81,24 @@ func TestTagRoutingConfigBadTags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s:\n  got %v\n  want an error containing %q", doc, err, want)
 		}
+	}
+}
+
+// TestTagRegexConfig: litellm_params.tag_regex becomes the member's TagRegex (the patterns
+// of the deployments calling one member together).
+func TestTagRegexConfig(t *testing.T) {
+	cfg, err := Parse([]byte(`model_list:
+  - model_name: gpt
+    litellm_params: {model: openai/gpt-4o, tag_regex: ["^User-Agent: claude-cli\\/"]}
+  - model_name: gpt
+    litellm_params: {model: openai/gpt-4o-mini, tags: [default]}
+router_settings: {enable_tag_filtering: true}
+`), env(map[string]string{"OPENAI_API_KEY": "sk-x"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.ModelGroups["gpt"]
+	if len(g.TagRegex) != 2 || len(g.TagRegex[0]) != 1 || g.TagRegex[0][0] != `^User-Agent: claude-cli\/` || len(g.TagRegex[1]) != 0 || !g.TagFiltering {
+		t.Fatalf("group %+v, want the first member's pattern", g)
 	}
 }

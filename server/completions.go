@@ -270,7 +270,7 @@ func recordRefusals(g *completions.Gateway, op string, h func(http.ResponseWrite
 // completionsScope builds the gateway scope of an authenticated request.
 func completionsScope(r *http.Request, received time.Time) completions.Scope {
 	p, _ := PrincipalFrom(r.Context())
-	sc := completions.Scope{Owner: p.Owner, Received: received, RequestID: requestID(r.Context())}
+	sc := completions.Scope{Owner: p.Owner, Received: received, RequestID: requestID(r.Context()), UserAgent: r.UserAgent()}
 	switch v := p.Scope.(type) {
 	case *completions.Budget:
 		sc.Budget = v
