@@ -151,3 +151,33 @@ func TestTagMembersUserAgent(t *testing.T) {
 		t.Error("compileTagRegex wrote the caller's map")
 	}
 }
+
+// BenchmarkTagMembers: a tag-filtered group of four members choosing by a plain tag, by
+// marks, and by the caller's User-Agent against the members' patterns.
+func BenchmarkTagMembers(b *testing.B) {
+	grp := compileTagRegex(map[string]ModelGroup{"g": {
+		Models:       []string{"a", "b", "c", "d"},
+		Tags:         [][]string{{"free", "eu"}, {"free", "us"}, {"paid"}, {"default"}},
+		TagRegex:     [][]string{nil, nil, {`^User-Agent: claude-cli/`}, nil},
+		TagFiltering: true,
+	}})["g"]
+	for _, c := range []struct {
+		name  string
+		tags  []string
+		agent string
+	}{
+		{"plain", []string{"free"}, ""},
+		{"marks", []string{"free", "!us"}, ""},
+		{"user_agent", nil, "claude-cli/2.0.14 (external, cli)"},
+		{"user_agent_miss", nil, "OpenAI/Python 1.99.0"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := grp.tagMembers(c.tags, c.agent); !ok {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
+}
