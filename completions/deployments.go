@@ -57,6 +57,9 @@ type Deployment struct {
 	// TagRegex are a model group member's tag patterns (ModelGroup.TagRegex; LiteLLM's
 	// litellm_params.tag_regex); nil when it has none.
 	TagRegex []string
+	// Params are a model group member's default request parameters (ModelGroup.Params;
+	// LiteLLM's litellm_params temperature, max_tokens…); zero when it has none.
+	Params MemberParams
 }
 
 // DeploymentID is the ID of the deployment of model under modelName.
@@ -90,6 +93,9 @@ func (g *Gateway) Deployments() []Deployment {
 			}
 			if i < len(grp.TagRegex) && len(grp.TagRegex[i]) > 0 {
 				d.TagRegex = slices.Clone(grp.TagRegex[i])
+			}
+			if i < len(grp.Params) {
+				d.Params = grp.Params[i]
 			}
 			if id, ok := rt.stored[d.ID]; ok {
 				d.ID, d.Stored = id, true

@@ -62,6 +62,9 @@ type ModelCatalogue interface {
 func (g *Gateway) attemptRequest(req *Request, base *providers.Request, t target) providers.Request {
 	r := *base
 	r.Model = t.model
+	if mp, ok := g.routes().params[t.name]; ok {
+		mp.apply(&r)
+	}
 	r.MaxTokens = g.maxTokensFor(req, r.MaxTokens, t) // Attempt.MaxTokens: sentMaxTokens
 	if req.searchIfAvailable && !r.Search && providers.SupportsSearch(t.p, t.model) {
 		// A copy, so that only requests offering search pay for the one Check takes.
@@ -75,10 +78,14 @@ func (g *Gateway) attemptRequest(req *Request, base *providers.Request, t target
 // sentMaxTokens is the max_tokens an attempt of p on t is sent (attemptRequest of
 // p.preq; a continuation's prefill keeps it): Attempt.MaxTokens.
 func (g *Gateway) sentMaxTokens(p *plan, t target) int {
-	if p.req == nil {
-		return p.preq.MaxTokens
+	n := p.preq.MaxTokens
+	if mp, ok := g.routes().params[t.name]; ok && n == 0 {
+		n = mp.MaxTokens
 	}
-	return g.maxTokensFor(p.req, p.preq.MaxTokens, t)
+	if p.req == nil {
+		return n
+	}
+	return g.maxTokensFor(p.req, n, t)
 }
 
 // maxTokensFor is the output bound n of req for target t, lowered to t's catalogued output

@@ -114,6 +114,11 @@ type ModelGroup struct {
 	// whose User-Agent matches none, and who sends no tag a member carries, gets the
 	// members tagged "default" (none: a *TagRoutingError), as on LiteLLM.
 	TagRegex [][]string `json:"tag_regex,omitempty"`
+	// Params, when given, are the members' default request parameters: one per model, in
+	// the order of Models (a zero MemberParams sets none), as LiteLLM's deployment
+	// temperature, max_tokens and the like. A model's parameters hold wherever it is
+	// called, so two groups may not give one model different ones.
+	Params []MemberParams `json:"params,omitempty"`
 	// tagRegexps are TagRegex compiled (newRouteTable).
 	tagRegexps [][]*regexp.Regexp
 }
@@ -158,6 +163,9 @@ func checkModelGroups(groups map[string]ModelGroup) error {
 			return err
 		}
 		if err := checkTagRouting(name, g); err != nil {
+			return err
+		}
+		if err := checkParams(name, g); err != nil {
 			return err
 		}
 		for _, f := range []struct {

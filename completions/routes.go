@@ -30,9 +30,11 @@ type routeTable struct {
 	groups   map[string]ModelGroup
 	limits   *memberLimits // model group members' rpm, tpm and max_parallel (nil: none)
 	timeouts map[string]MemberTimeouts
-	prices   PriceCatalogue
-	stored   map[string]string
-	ids      map[string]string
+	// params are the members' default request parameters, by model (nil: none).
+	params map[string]MemberParams
+	prices PriceCatalogue
+	stored map[string]string
+	ids    map[string]string
 	// wildcards are Routes.Wildcards compiled, in the order they are tried.
 	wildcards []wildcardRoute
 }
@@ -56,7 +58,11 @@ func newRouteTable(r Routes, old *routeTable) (*routeTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &routeTable{groups: compileTagRegex(r.ModelGroups), limits: newMemberLimits(limits), timeouts: timeouts, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards}
+	params, err := memberParamsOf(r.ModelGroups)
+	if err != nil {
+		return nil, err
+	}
+	rt := &routeTable{groups: compileTagRegex(r.ModelGroups), limits: newMemberLimits(limits), timeouts: timeouts, params: params, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards}
 	if old != nil {
 		if rt.prices == nil {
 			rt.prices = old.prices

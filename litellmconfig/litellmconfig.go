@@ -190,7 +190,7 @@ var providerPrefixes = map[string]string{
 var (
 	topKeys     = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys   = []string{"model_name", "litellm_params", "model_info"}
-	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags", "tag_regex"}
+	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags", "tag_regex", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "frequency_penalty", "presence_penalty", "reasoning_effort"}
 	infoKeys    = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
 	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
 	litellmKeys = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
@@ -221,6 +221,8 @@ type deployment struct {
 	tags []string
 	// tagRegex are its litellm_params.tag_regex (nil: none).
 	tagRegex []string
+	// params are its default request parameters (litellm_params temperature, max_tokens…).
+	params completions.MemberParams
 }
 
 // limited reports whether d sets any of rpm, tpm and max_parallel_requests.
@@ -244,6 +246,8 @@ type parser struct {
 	aliasOf map[string]string
 	// first is the index in model_list of ParseWith's first entry (-1: none).
 	first int
+	// params are the default request parameters of each member (memberParams).
+	params map[string]completions.MemberParams
 }
 
 // Parse reads a LiteLLM proxy config (YAML, or JSON which is YAML).
@@ -597,6 +601,9 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 		return nil, err
 	}
 	if d.tagRegex, err = deploymentTagRegex(pp+".tag_regex", params["tag_regex"]); err != nil {
+		return nil, err
+	}
+	if d.params, err = deploymentParams(pp, params); err != nil {
 		return nil, err
 	}
 	pc, err := p.providerEntry(pp, prov, params)
@@ -1023,6 +1030,7 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 	}
 	limits := p.memberLimits(deps)
 	timeouts := p.memberTimeouts(deps)
+	p.params = p.memberParams(deps)
 	// inGroups are the model groups (model_names without '/') deploying each member: a
 	// deployment named with '/' that calls one of them shares its timeouts.
 	inGroups := map[string][]string{}
@@ -1054,6 +1062,9 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: sets no rpm, tpm or max_parallel_requests, so %s in model group %s is not held to the limits its deployments there set (one upstream, one count: a deployment without a limit leaves it unbounded): give it the same limits or remove it", d.path, d.member, strings.Join(inGroups[d.member], ", ")))
 			case d.limited():
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: rpm, tpm and max_parallel_requests are not limits of a model_name with '/' (only a model group's members are limited): give it a name without '/'", d.path))
+			}
+			if d := ds[0]; !d.params.IsZero() && len(inGroups[d.member]) == 0 {
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: temperature, max_tokens and the other request parameters are not applied to a model_name with '/' (only a model group's members have defaults): give it a name without '/'", d.path))
 			}
 			switch d := ds[0]; {
 			case d.timeouts == (completions.MemberTimeouts{}):
@@ -1090,6 +1101,7 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 				g.Timeouts = append(g.Timeouts, timeouts[m])
 			}
 		}
+		p.groupParams(&g)
 		if err := p.groupTags(&g, name, ds); err != nil {
 			return err
 		}
@@ -1139,6 +1151,84 @@ func deploymentTags(path string, v any) ([]string, error) {
 		return nil, &Error{Path: path, Message: err.Error()}
 	}
 	return completions.AddTags(nil, tags...), nil
+}
+
+// deploymentParams reads the default request parameters among a deployment's
+// litellm_params (at path): temperature, top_p, max_tokens (or max_completion_tokens),
+// stop (one sequence or a list), seed, frequency_penalty, presence_penalty and
+// reasoning_effort, as LiteLLM sends them with each call the request leaves them unset in.
+func deploymentParams(path string, params map[string]any) (completions.MemberParams, error) {
+	var mp completions.MemberParams
+	for _, f := range []struct {
+		key string
+		to  **float64
+	}{{"temperature", &mp.Temperature}, {"top_p", &mp.TopP}, {"frequency_penalty", &mp.FrequencyPenalty}, {"presence_penalty", &mp.PresencePenalty}} {
+		if v, ok := params[f.key]; ok && v != nil {
+			n, err := number(path+"."+f.key, v)
+			if err != nil {
+				return mp, err
+			}
+			*f.to = &n
+		}
+	}
+	for _, key := range []string{"max_tokens", "max_completion_tokens"} {
+		v, ok := params[key]
+		if !ok || v == nil {
+			continue
+		}
+		n, err := number(path+"."+key, v)
+		if err != nil {
+			return mp, err
+		}
+		if n < 1 || n != math.Trunc(n) || n > math.MaxInt32 {
+			return mp, &Error{Path: path + "." + key, Message: fmt.Sprintf("must be a whole number of tokens, at least 1, got %g", n)}
+		}
+		if mp.MaxTokens != 0 && mp.MaxTokens != int(n) {
+			return mp, &Error{Path: path + "." + key, Message: fmt.Sprintf("%d differs from max_tokens %d: give one", int(n), mp.MaxTokens)}
+		}
+		mp.MaxTokens = int(n)
+	}
+	if v, ok := params["seed"]; ok && v != nil {
+		n, err := number(path+".seed", v)
+		if err != nil {
+			return mp, err
+		}
+		if n != math.Trunc(n) || math.Abs(n) > 1<<53 {
+			return mp, &Error{Path: path + ".seed", Message: fmt.Sprintf("must be a whole number, got %g", n)}
+		}
+		seed := int64(n)
+		mp.Seed = &seed
+	}
+	switch v := params["stop"].(type) {
+	case nil:
+	case string:
+		mp.Stop = []string{v}
+	case []any:
+		for i, s := range v {
+			text, ok := s.(string)
+			if !ok {
+				return mp, &Error{Path: fmt.Sprintf("%s.stop[%d]", path, i), Message: "must be text, got " + kind(s)}
+			}
+			mp.Stop = append(mp.Stop, text)
+		}
+	default:
+		return mp, &Error{Path: path + ".stop", Message: "must be text or a list of texts, got " + kind(v)}
+	}
+	if v, ok := params["reasoning_effort"]; ok && v != nil {
+		s, err := str(path+".reasoning_effort", v)
+		if err != nil {
+			return mp, err
+		}
+		mp.ReasoningEffort = s
+	}
+	if err := mp.Check(path); err != nil {
+		var ve *completions.ValidationError
+		if errors.As(err, &ve) {
+			return mp, &Error{Path: ve.Field, Message: ve.Message}
+		}
+		return mp, &Error{Path: path, Message: err.Error()}
+	}
+	return mp, nil
 }
 
 // deploymentTagRegex reads a deployment's litellm_params.tag_regex at path: a list of
@@ -1324,6 +1414,39 @@ func (p *parser) memberTimeouts(deps []deployment) map[string]completions.Member
 	return out
 }
 
+// memberParams returns the default request parameters of each member (provider/model) of
+// deps. Deployments that call the same member (one provider entry and model) are one
+// upstream with one set of parameters: the first one's hold, with a warning when another
+// sets different ones.
+func (p *parser) memberParams(deps []deployment) map[string]completions.MemberParams {
+	out := map[string]completions.MemberParams{}
+	first := map[string]string{}
+	warned := map[string]bool{}
+	for _, d := range deps {
+		prev, seen := out[d.member]
+		if !seen {
+			out[d.member], first[d.member] = d.params, d.path
+			continue
+		}
+		if !prev.Equal(d.params) && !warned[d.member] {
+			warned[d.member] = true
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params: temperature, max_tokens or another request parameter differs from %s's, yet both call %s (one upstream): %s's hold", d.path, first[d.member], d.member, first[d.member]))
+		}
+	}
+	return out
+}
+
+// groupParams gives the group g its members' default request parameters, when one of
+// them has any.
+func (p *parser) groupParams(g *completions.ModelGroup) {
+	if !slices.ContainsFunc(g.Models, func(m string) bool { return !p.params[m].IsZero() }) {
+		return
+	}
+	for _, m := range g.Models {
+		g.Params = append(g.Params, p.params[m])
+	}
+}
+
 // memberPrices sets Config.Prices: each member's own price, from the deployments calling
 // it. Deployments calling the same member (one provider entry and model) are one upstream
 // priced once: the first one's price holds, with a warning when another sets a different
@@ -1447,6 +1570,7 @@ func (p *parser) aliases(v any, deps []deployment) error {
 			// The deployment's tags come with it: with tag filtering a request naming the
 			// alias is routed by them, as LiteLLM routes it by the deployment's.
 			g := completions.ModelGroup{Models: []string{t}}
+			p.groupParams(&g)
 			named := slices.DeleteFunc(slices.Clone(deps), func(d deployment) bool { return d.name != name })
 			if err := p.groupTags(&g, alias, named); err != nil {
 				return err

@@ -99,6 +99,11 @@ func TestAzureLoadBalancing(t *testing.T) {
 		!slices.Equal(g.Weights, []float64{600, 300, 100}) || !slices.Equal(g.Fallbacks, []string{"claude-3-5"}) {
 		t.Errorf("gpt-4o group %+v", g)
 	}
+	// A deployment's temperature is its member's default (LiteLLM sends it unless the
+	// request sets one), the other members setting none.
+	if g := c.ModelGroups["gpt-4o"]; len(g.Params) != len(g.Models) || !slices.ContainsFunc(g.Params, func(p completions.MemberParams) bool { return p.Temperature != nil && *p.Temperature == 0.2 }) {
+		t.Errorf("gpt-4o group params %+v, want the azure/gpt-4o-ca deployment's temperature 0.2", g.Params)
+	}
 	if g := c.ModelGroups["claude-3-5"]; !slices.Equal(g.Models, []string{"anthropic/claude-3-5-sonnet-20241022"}) || g.Shuffle {
 		t.Errorf("claude-3-5 group %+v", g)
 	}
@@ -107,7 +112,7 @@ func TestAzureLoadBalancing(t *testing.T) {
 	}
 	warn := strings.Join(c.Warnings, "\n")
 	for _, k := range []string{"litellm_settings.callbacks", "litellm_settings.cache,", "litellm_settings.cache_params", "general_settings.database_url",
-		"router_settings.redis_host", "model_list[*].litellm_params.temperature"} {
+		"router_settings.redis_host"} {
 		if !strings.Contains(warn, k) {
 			t.Errorf("warnings %q do not name %s", warn, k)
 		}

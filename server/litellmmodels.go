@@ -49,9 +49,12 @@ type litellmDeployment struct {
 
 // litellmDeploymentParams is a deployment's litellm_params without secrets.
 type litellmDeploymentParams struct {
-	Model    string   `json:"model" jsonschema:"description=The provider/model the deployment calls"`
-	APIBase  string   `json:"api_base,omitempty" jsonschema:"description=The provider's endpoint root without credentials (user info and query removed)"`
-	Tags     []string `json:"tags,omitempty" jsonschema:"description=The deployment's tags (config.yaml's litellm_params.tags): with router_settings.enable_tag_filtering a request's tags select the deployments of its model group carrying them"`
+	Model   string   `json:"model" jsonschema:"description=The provider/model the deployment calls"`
+	APIBase string   `json:"api_base,omitempty" jsonschema:"description=The provider's endpoint root without credentials (user info and query removed)"`
+	Tags    []string `json:"tags,omitempty" jsonschema:"description=The deployment's tags (config.yaml's litellm_params.tags): with router_settings.enable_tag_filtering a request's tags select the deployments of its model group carrying them"`
+	// MemberParams are the deployment's default request parameters (temperature,
+	// max_tokens…), sent when a request leaves them unset.
+	completions.MemberParams
 	TagRegex []string `json:"tag_regex,omitempty" jsonschema:"description=The deployment's tag patterns (config.yaml's litellm_params.tag_regex): with router_settings.enable_tag_filtering a caller whose User-Agent one matches (searched in 'User-Agent: <value>') is routed to it"`
 }
 
@@ -391,7 +394,7 @@ func litellmDeploymentOf(d completions.Deployment) litellmDeployment {
 			info.SupportsReasoning, info.SupportsWebSearch = p.SupportsReasoning, p.SupportsWebSearch
 		}
 	}
-	return litellmDeployment{ModelName: d.ModelName, LiteLLMParams: litellmDeploymentParams{Model: d.Model, APIBase: d.APIBase, Tags: d.Tags, TagRegex: d.TagRegex}, ModelInfo: info}
+	return litellmDeployment{ModelName: d.ModelName, LiteLLMParams: litellmDeploymentParams{Model: d.Model, APIBase: d.APIBase, Tags: d.Tags, TagRegex: d.TagRegex, MemberParams: d.Params}, ModelInfo: info}
 }
 
 // foldGroup adds a deployment's info to its model group's: its provider, the larger limits

@@ -1,0 +1,59 @@
+package litellmconfig
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDeploymentParams: a deployment's temperature, max_tokens, stop, seed and
+// reasoning_effort become its member's defaults; two deployments of one upstream with
+// different ones keep the first's, with a warning; bad values are refused naming the path.
+func TestDeploymentParams(t *testing.T) {
+	cfg, err := Parse([]byte(`model_list:
+  - model_name: claude
+    litellm_params: {model: anthropic/claude-sonnet-4-5, max_tokens: 8192, temperature: 0.3, stop: "###", reasoning_effort: low}
+  - model_name: claude
+    litellm_params: {model: openai/gpt-4o, seed: 42}
+  - model_name: other
+    litellm_params: {model: anthropic/claude-sonnet-4-5, max_tokens: 100}
+  - model_name: openai/gpt-4o-mini
+    litellm_params: {model: openai/gpt-4o-mini, temperature: 0}
+`), env(map[string]string{"OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.ModelGroups["claude"]
+	i := slices.Index(g.Models, "anthropic/claude-sonnet-4-5")
+	if len(g.Params) != len(g.Models) || i < 0 {
+		t.Fatalf("claude group %+v, want a params entry per member", g)
+	}
+	p := g.Params[i]
+	if p.MaxTokens != 8192 || p.Temperature == nil || *p.Temperature != 0.3 || !slices.Equal(p.Stop, []string{"###"}) || p.ReasoningEffort != "low" {
+		t.Errorf("claude member params %+v", p)
+	}
+	if q := g.Params[1-i]; q.Seed == nil || *q.Seed != 42 {
+		t.Errorf("gpt-4o member params %+v, want seed 42", q)
+	}
+	if o := cfg.ModelGroups["other"]; len(o.Params) != 1 || o.Params[0].MaxTokens != 8192 {
+		t.Errorf("other group %+v: one upstream, the first deployment's params hold", o.Params)
+	}
+	warn := strings.Join(cfg.Warnings, "\n")
+	for _, w := range []string{"model_list[2].litellm_params: temperature, max_tokens or another request parameter differs from model_list[0]'s", "model_list[3].litellm_params: temperature, max_tokens and the other request parameters are not applied to a model_name with '/'"} {
+		if !strings.Contains(warn, w) {
+			t.Errorf("warnings %q lack %q", warn, w)
+		}
+	}
+	for doc, want := range map[string]string{
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, temperature: 3}}]`:            `model_list[0].litellm_params.temperature: must be 0 to 2`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, max_tokens: 0}}]`:             `model_list[0].litellm_params.max_tokens: must be a whole number of tokens`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, max_tokens: "many"}}]`:        `model_list[0].litellm_params.max_tokens: must be a number`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, stop: [a, b, c, d, e]}}]`:     `model_list[0].litellm_params.stop: at most 4`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, reasoning_effort: extreme}}]`: `model_list[0].litellm_params.reasoning_effort`,
+	} {
+		_, err := Parse([]byte(doc), env(map[string]string{"OPENAI_API_KEY": "sk-o"}))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s:\n  got %v\n  want %q", doc, err, want)
+		}
+	}
+}
