@@ -678,6 +678,11 @@ func (s *Service) recordOf(id string, in Input, kept sealedSecrets, created, upd
 	if strings.HasSuffix(model, "/*") {
 		return record{}, &FieldError{Field: "litellm_params.model", Message: "a wildcard deployment belongs in the config file, not the API"}
 	}
+	if h, ok := in.LiteLLMParams["extra_headers"]; ok && h != nil {
+		// Their values may be credentials, which a stored deployment keeps sealed only for
+		// api_key and api_base.
+		return record{}, &FieldError{Field: "litellm_params.extra_headers", Message: "are not stored: give them to the deployment in the config file (--litellm-config)"}
+	}
 	if b, ok := in.LiteLLMParams["api_base"]; ok && b != nil {
 		base, isText := b.(string)
 		if !isText {

@@ -57,3 +57,37 @@ func TestDeploymentParams(t *testing.T) {
 		}
 	}
 }
+
+// TestDeploymentExtraHeaders: a deployment's extra_headers (values may be os.environ/NAME)
+// become its provider entry's headers; not a map, or on vertex_ai, refused naming the path.
+func TestDeploymentExtraHeaders(t *testing.T) {
+	cfg, err := Parse([]byte(`model_list:
+  - model_name: router
+    litellm_params:
+      model: openai/some-model
+      api_base: https://openrouter.example/api/v1
+      api_key: sk-or
+      extra_headers: {HTTP-Referer: "https://app.example", X-Proxy-Key: os.environ/PROXY_KEY}
+`), env(map[string]string{"PROXY_KEY": "pk-123"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, pc := range cfg.Providers.Providers {
+		if pc.Headers["HTTP-Referer"] == "https://app.example" && pc.Headers["X-Proxy-Key"] == "pk-123" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("providers %+v: want an entry with the deployment's headers", cfg.Providers.Providers)
+	}
+	for doc, want := range map[string]string{
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, api_base: "http://h", extra_headers: "X-A: b"}}]`:                         `model_list[0].litellm_params.extra_headers: must be a map`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, api_base: "http://h", extra_headers: {X-A: os.environ/UNSET_FOR_TEST}}}]`: `model_list[0].litellm_params.extra_headers.X-A`,
+	} {
+		_, err := Parse([]byte(doc), env(nil))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s:\n  got %v\n  want %q", doc, err, want)
+		}
+	}
+}

@@ -269,6 +269,11 @@ type ProviderConfig struct {
 	// "prefix" or "continue_final_message"; see PrefillMode); empty when it cannot. The
 	// gateway continues a broken stream only on models whose provider can.
 	Prefill PrefillMode `json:"prefill,omitempty"`
+	// Headers are extra headers sent with every request to the provider (LiteLLM's
+	// deployment extra_headers: OpenRouter's HTTP-Referer, a proxy's own key, a beta flag);
+	// the headers a call sets itself (its credentials, content type) win over them. Their
+	// values are redacted from error messages like keys. Not for vertex_ai entries.
+	Headers map[string]string `json:"headers,omitempty"`
 	// ResponsesAPI says when an OpenAI-format provider is called through OpenAI's Responses
 	// API: "auto" (the default: OpenAI's own API, for the models only it serves and for
 	// reasoning asked of reasoning models), "always" or "never" (see ResponsesMode).
@@ -560,6 +565,9 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		if err := checkAWSFields(field, format, pc); err != nil {
 			return nil, err
 		}
+		if err := checkHeaders(field+".headers", format, pc.Headers); err != nil {
+			return nil, err
+		}
 		if pc.BaseURL != "" && !strings.HasPrefix(pc.BaseURL, "http://") && !strings.HasPrefix(pc.BaseURL, "https://") {
 			return nil, &ConfigError{Field: field + ".base_url", Message: "must start with http:// or https://"}
 		}
@@ -589,6 +597,35 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 	}
 	return &fc, nil
 }
+
+// checkHeaders validates the extra headers of a provider entry of format (at field).
+func checkHeaders(field string, format Format, headers map[string]string) error {
+	if len(headers) == 0 {
+		return nil
+	}
+	if format == FormatVertex {
+		return &ConfigError{Field: field, Message: "apply to the other formats, not vertex_ai"}
+	}
+	if len(headers) > MaxExtraHeaders {
+		return &ConfigError{Field: field, Message: fmt.Sprintf("at most %d headers, got %d", MaxExtraHeaders, len(headers))}
+	}
+	for k, v := range headers {
+		if k == "" || strings.IndexFunc(k, func(r rune) bool { return r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) }) >= 0 {
+			return &ConfigError{Field: field, Message: "must name headers by HTTP's rules, got " + quote(k)}
+		}
+		if strings.ContainsAny(v, "\r\n\x00") || len(v) > 8192 {
+			return &ConfigError{Field: field + "." + k, Message: "must be a header value of at most 8192 bytes without line breaks"}
+		}
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Type", "Content-Length", "Host", "Transfer-Encoding", "Connection":
+			return &ConfigError{Field: field + "." + k, Message: "is set by each call; it cannot be configured"}
+		}
+	}
+	return nil
+}
+
+// MaxExtraHeaders bounds a provider entry's Headers.
+const MaxExtraHeaders = 32
 
 // checkAWSFields validates the bedrock-only fields of the provider config pc (at field) of
 // the given format.
@@ -664,7 +701,7 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 			continue
 		}
 		cfg := Config{Name: pc.Name, KeyOptional: pc.KeyOptional, MaxTokensField: pc.MaxTokensField, OmitStreamOptions: pc.OmitStreamOptions,
-			ShortToolCallIDs: pc.ShortToolCallIDs, Prefill: pc.Prefill, ResponsesAPI: pc.ResponsesAPI}
+			ShortToolCallIDs: pc.ShortToolCallIDs, Prefill: pc.Prefill, ResponsesAPI: pc.ResponsesAPI, Headers: pc.Headers}
 		if cfg.ResponsesAPI == "auto" {
 			cfg.ResponsesAPI = ResponsesAuto
 		}
@@ -730,6 +767,7 @@ func configureAzure(pc ProviderConfig, isPreset bool, getenv func(string) string
 		ac = azureEnv(getenv)
 	}
 	ac.Name = pc.Name
+	ac.Headers = pc.Headers
 	ac.OmitStreamOptions, ac.ShortToolCallIDs, ac.Prefill, ac.ResponsesAPI = pc.OmitStreamOptions, pc.ShortToolCallIDs, pc.Prefill, pc.ResponsesAPI
 	if ac.ResponsesAPI == "auto" {
 		ac.ResponsesAPI = ResponsesAuto

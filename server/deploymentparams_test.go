@@ -67,3 +67,38 @@ func TestLiteLLMDeploymentParams(t *testing.T) {
 		t.Errorf("/model/info: %d %s, want the deployments' parameters", r.status, r.raw)
 	}
 }
+
+// TestLiteLLMDeploymentExtraHeaders: a config deployment's extra_headers reach its
+// upstream with every call; /model/new refuses them (they are not stored), naming the
+// field; /model/info does not show their values.
+func TestLiteLLMDeploymentExtraHeaders(t *testing.T) {
+	var mu sync.Mutex
+	var got http.Header
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = r.Header.Clone()
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`)
+	}))
+	t.Cleanup(hs.Close)
+	st := newTestStore(t)
+	s := tagModelsServer(t, st, []byte(`model_list:
+  - model_name: routed
+    litellm_params: {model: openai/some-model, api_base: "`+hs.URL+`/v1", api_key: sk-a, extra_headers: {HTTP-Referer: "https://app.example", X-Proxy-Key: "pk-secret-123456"}}
+`))
+	if r := do(t, s, "POST", "/v1/chat/completions", testKey, `{"model":"routed","messages":[{"role":"user","content":"hi"}]}`); r.status != http.StatusOK {
+		t.Fatalf("chat: %d %s", r.status, r.raw)
+	}
+	mu.Lock()
+	if got.Get("HTTP-Referer") != "https://app.example" || got.Get("X-Proxy-Key") != "pk-secret-123456" || got.Get("Authorization") != "Bearer sk-a" {
+		t.Errorf("upstream headers %v", got)
+	}
+	mu.Unlock()
+	if r := do(t, s, "POST", "/model/new", testKey, `{"model_name":"x","litellm_params":{"model":"openai/gpt-4o","api_key":"sk-b","extra_headers":{"X-A":"b"}}}`); r.status != http.StatusBadRequest || !strings.Contains(r.raw, "litellm_params.extra_headers") {
+		t.Errorf("/model/new with extra_headers: %d %s, want a 400 naming the field", r.status, r.raw)
+	}
+	if r := do(t, s, "GET", "/model/info", testKey, ""); strings.Contains(r.raw, "pk-secret-123456") {
+		t.Errorf("/model/info shows a header's value: %s", r.raw)
+	}
+}
