@@ -190,7 +190,7 @@ var providerPrefixes = map[string]string{
 var (
 	topKeys     = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys   = []string{"model_name", "litellm_params", "model_info"}
-	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags", "tag_regex", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "frequency_penalty", "presence_penalty", "reasoning_effort", "extra_headers"}
+	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags", "tag_regex", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "frequency_penalty", "presence_penalty", "reasoning_effort", "extra_headers", "organization"}
 	infoKeys    = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
 	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
 	litellmKeys = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
@@ -862,6 +862,23 @@ func (p *parser) providerEntry(pp, prov string, params map[string]any) (*provide
 			pc.Headers[k] = val
 		}
 		own = own || len(m) > 0
+	}
+	// organization: OpenAI's OpenAI-Organization header, as LiteLLM sends it.
+	if v, ok := params["organization"]; ok && v != nil {
+		if pr.Format != providers.FormatOpenAI && pr.Format != providers.FormatAzure {
+			return nil, &Error{Path: pp + ".organization", Message: "applies to OpenAI-format deployments only"}
+		}
+		org, _, err := p.value(pp+".organization", v, false)
+		if err != nil {
+			return nil, err
+		}
+		if org != "" {
+			if pc.Headers == nil {
+				pc.Headers = map[string]string{}
+			}
+			pc.Headers["OpenAI-Organization"] = org
+			own = true
+		}
 	}
 	if prov == "hosted_vllm" && pc.BaseURL == "" {
 		return nil, &Error{Path: pp + ".api_base", Message: "is required for hosted_vllm (the server's URL)"}

@@ -91,3 +91,25 @@ func TestDeploymentExtraHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestDeploymentOrganization: an OpenAI deployment's organization is sent as OpenAI's
+// OpenAI-Organization header; on another format it is refused naming the path.
+func TestDeploymentOrganization(t *testing.T) {
+	cfg, err := Parse([]byte(`model_list:
+  - model_name: gpt
+    litellm_params: {model: openai/gpt-4o, api_key: sk-x, organization: org-abc}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, pc := range cfg.Providers.Providers {
+		found = found || pc.Headers["OpenAI-Organization"] == "org-abc"
+	}
+	if !found {
+		t.Errorf("providers %+v: want OpenAI-Organization org-abc", cfg.Providers.Providers)
+	}
+	if _, err := Parse([]byte(`model_list: [{model_name: c, litellm_params: {model: anthropic/claude-x, api_key: sk-a, organization: org-abc}}]`), env(nil)); err == nil || !strings.Contains(err.Error(), "model_list[0].litellm_params.organization") {
+		t.Errorf("organization on anthropic: %v, want refused naming the path", err)
+	}
+}
