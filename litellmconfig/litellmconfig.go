@@ -191,7 +191,7 @@ var (
 	topKeys     = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys   = []string{"model_name", "litellm_params", "model_info"}
 	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags", "tag_regex", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "frequency_penalty", "presence_penalty", "reasoning_effort", "extra_headers", "organization"}
-	infoKeys    = []string{"id", "db_model", "base_model", "mode", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
+	infoKeys    = []string{"id", "db_model", "base_model", "mode", "enable_tag_filtering", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
 	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
 	litellmKeys = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
 		"callbacks", "success_callback", "failure_callback", // the callbacks: read (or warned about) by parser.callbacks
@@ -221,6 +221,9 @@ type deployment struct {
 	tags []string
 	// tagRegex are its litellm_params.tag_regex (nil: none).
 	tagRegex []string
+	// tagFiltering is its model_info.enable_tag_filtering (nil: not set): its model
+	// group's own setting, over router_settings'.
+	tagFiltering *bool
 	// params are its default request parameters (litellm_params temperature, max_tokens…).
 	params completions.MemberParams
 }
@@ -605,6 +608,13 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 	}
 	if d.params, err = deploymentParams(pp, params); err != nil {
 		return nil, err
+	}
+	if v, ok := info["enable_tag_filtering"]; ok && v != nil {
+		b, isBool := v.(bool)
+		if !isBool {
+			return nil, &Error{Path: path + ".model_info.enable_tag_filtering", Message: "must be true or false, got " + kind(v)}
+		}
+		d.tagFiltering = &b
 	}
 	pc, err := p.providerEntry(pp, prov, params)
 	if err != nil {
@@ -1846,7 +1856,25 @@ func (p *parser) tagFiltering(router map[string]any, deps []deployment) error {
 	if err != nil {
 		return err
 	}
-	if !matchAny && !on {
+	// A group's own setting: the first of its deployments' model_info.enable_tag_filtering
+	// (LiteLLM's override of the router-wide default); an alias has its group's.
+	own := map[string]bool{}
+	for _, d := range deps {
+		if _, seen := own[d.name]; !seen && d.tagFiltering != nil {
+			own[d.name] = *d.tagFiltering
+		}
+	}
+	filtered := func(name string) bool {
+		if target, ok := p.aliasOf[name]; ok {
+			name = target
+		}
+		if v, ok := own[name]; ok {
+			return v
+		}
+		return on
+	}
+	anyOwnOn := slices.Contains(slices.Collect(maps.Values(own)), true)
+	if !matchAny && !on && !anyOwnOn {
 		p.cfg.Warnings = append(p.cfg.Warnings, "router_settings.tag_filtering_match_any: false does nothing without enable_tag_filtering: true")
 	}
 	tagged := false
@@ -1855,19 +1883,18 @@ func (p *parser) tagFiltering(router map[string]any, deps []deployment) error {
 			continue
 		}
 		tagged = true
-		if on && strings.Contains(d.name, "/") {
+		if filtered(d.name) && strings.Contains(d.name, "/") {
 			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.litellm_params.tags select nothing: %q has '/' and is no model group, so tag filtering does not apply to it (give it a name without '/')", d.path, d.name))
 		}
 	}
-	if tagged && !on {
+	if tagged && !on && !anyOwnOn {
 		p.cfg.Warnings = append(p.cfg.Warnings, "litellm_params.tags and tag_regex route nothing without router_settings.enable_tag_filtering: true (requests' tags still label their spend)")
 	}
-	if !on {
-		return nil
-	}
 	for name, g := range p.cfg.ModelGroups {
-		g.TagFiltering, g.TagMatchAll = true, !matchAny
-		p.cfg.ModelGroups[name] = g
+		if filtered(name) {
+			g.TagFiltering, g.TagMatchAll = true, !matchAny
+			p.cfg.ModelGroups[name] = g
+		}
 	}
 	return nil
 }

@@ -102,3 +102,44 @@ router_settings: {enable_tag_filtering: true}
 		t.Fatalf("group %+v, want the first member's pattern", g)
 	}
 }
+
+// TestTagFilteringPerGroup: a deployment's model_info.enable_tag_filtering sets its model
+// group's filtering over router_settings' (LiteLLM's per-group override), an alias
+// following its group; not a boolean, refused naming the path.
+func TestTagFilteringPerGroup(t *testing.T) {
+	cfg, err := Parse([]byte(`model_list:
+  - model_name: tiered
+    litellm_params: {model: openai/gpt-4o, tags: [paid]}
+    model_info: {enable_tag_filtering: true}
+  - model_name: tiered
+    litellm_params: {model: openai/gpt-4o-mini, tags: [default]}
+  - model_name: open
+    litellm_params: {model: openai/gpt-4.1, tags: [x]}
+router_settings:
+  model_group_alias: {tiers: tiered}
+`), env(map[string]string{"OPENAI_API_KEY": "sk"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.ModelGroups["tiered"].TagFiltering || !cfg.ModelGroups["tiers"].TagFiltering || cfg.ModelGroups["open"].TagFiltering {
+		t.Errorf("filtering: tiered %v, tiers %v, open %v; want true, true, false",
+			cfg.ModelGroups["tiered"].TagFiltering, cfg.ModelGroups["tiers"].TagFiltering, cfg.ModelGroups["open"].TagFiltering)
+	}
+	cfg, err = Parse([]byte(`model_list:
+  - model_name: a
+    litellm_params: {model: openai/gpt-4o, tags: [paid]}
+    model_info: {enable_tag_filtering: false}
+  - model_name: b
+    litellm_params: {model: openai/gpt-4o-mini, tags: [paid]}
+router_settings: {enable_tag_filtering: true}
+`), env(map[string]string{"OPENAI_API_KEY": "sk"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ModelGroups["a"].TagFiltering || !cfg.ModelGroups["b"].TagFiltering {
+		t.Errorf("a group's false over the router's true: a %v, b %v", cfg.ModelGroups["a"].TagFiltering, cfg.ModelGroups["b"].TagFiltering)
+	}
+	if _, err := Parse([]byte(`model_list: [{model_name: a, litellm_params: {model: openai/x}, model_info: {enable_tag_filtering: "yes"}}]`), env(map[string]string{"OPENAI_API_KEY": "sk"})); err == nil || !strings.Contains(err.Error(), "model_list[0].model_info.enable_tag_filtering: must be true or false") {
+		t.Errorf("a string: %v", err)
+	}
+}
