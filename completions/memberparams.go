@@ -17,20 +17,20 @@ import (
 // sets nothing.
 type MemberParams struct {
 	// Temperature, 0 to 2.
-	Temperature *float64 `json:"temperature,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty" jsonschema:"description=Sent when a request sets none (0 to 2)"`
 	// TopP, 0 to 1.
-	TopP *float64 `json:"top_p,omitempty"`
+	TopP *float64 `json:"top_p,omitempty" jsonschema:"description=Sent when a request sets none (0 to 1)"`
 	// MaxTokens bounds the answer (LiteLLM's max_tokens or max_completion_tokens); 0: none.
-	MaxTokens int `json:"max_tokens,omitempty"`
+	MaxTokens int `json:"max_tokens,omitempty" jsonschema:"description=Bound on the answer sent when a request sets none"`
 	// Stop sequences, at most 4.
-	Stop []string `json:"stop,omitempty"`
+	Stop []string `json:"stop,omitempty" jsonschema:"description=Stop sequences sent when a request sets none (at most 4)"`
 	// Seed for sampling, where the provider takes one.
-	Seed *int64 `json:"seed,omitempty"`
+	Seed *int64 `json:"seed,omitempty" jsonschema:"description=Sent when a request sets none where the provider takes one"`
 	// FrequencyPenalty and PresencePenalty, -2 to 2, where the provider takes them.
-	FrequencyPenalty *float64 `json:"frequency_penalty,omitempty"`
-	PresencePenalty  *float64 `json:"presence_penalty,omitempty"`
+	FrequencyPenalty *float64 `json:"frequency_penalty,omitempty" jsonschema:"description=Sent when a request sets none (-2 to 2)"`
+	PresencePenalty  *float64 `json:"presence_penalty,omitempty" jsonschema:"description=Sent when a request sets none (-2 to 2)"`
 	// ReasoningEffort of a reasoning model: none, minimal, low, medium or high.
-	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	ReasoningEffort string `json:"reasoning_effort,omitempty" jsonschema:"description=Sent when a request sets none (none or minimal or low or medium or high)"`
 }
 
 // IsZero reports whether p sets nothing.
