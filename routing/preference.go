@@ -236,6 +236,47 @@ func (s *Selector) DeletePreference(ctx context.Context, owner, id string) error
 	})
 }
 
+// PreferenceUpdate is the body of a preference update (Not Diamond's
+// userPreferenceUpdate): the new name; a nil Name leaves it as it is.
+type PreferenceUpdate struct {
+	// Name replaces the preference's label; "" removes it.
+	Name *string `json:"name" jsonschema:"description=The new label (at most 256 characters; empty removes it; null or absent keeps it)"`
+}
+
+// UpdatePreference renames owner's preference id and returns it; its router, training
+// job and feedback counts are kept. An unknown id, or one of another owner, is a
+// *NotFoundError (field preference_id); a name over MaxPreferenceNameLength characters a
+// *ValidationError.
+func (s *Selector) UpdatePreference(ctx context.Context, owner, id string, upd PreferenceUpdate) (*Preference, error) {
+	if s.store == nil {
+		return nil, ErrZeroSelector
+	}
+	if upd.Name != nil {
+		if n := utf8.RuneCountInString(*upd.Name); n > MaxPreferenceNameLength {
+			return nil, invalid("name", "must be at most %d characters (got %d)", MaxPreferenceNameLength, n)
+		}
+	}
+	var out *Preference
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		p, err := loadPreference(ctx, tx, owner, id)
+		if err != nil {
+			return err
+		}
+		if upd.Name != nil {
+			p.Name = *upd.Name
+			if err := store.PutJSON(ctx, tx, store.Preferences, id, *p); err != nil {
+				return fmt.Errorf("routing: update preference %q: %w", id, err)
+			}
+		}
+		out = p.public()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TrainingJobModels is what a CustomModels may also do: say which router model an
 // owner's training job produced. TrainerModels does; preferences bound to a training job
 // need it.

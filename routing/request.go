@@ -498,11 +498,75 @@ func decodeMessages(raw json.RawMessage) ([]Message, error) {
 	}
 	out := make([]Message, len(items))
 	for i, it := range items {
-		if err := decodeField(it, fmt.Sprintf("messages[%d]", i), &out[i]); err != nil {
+		f := fmt.Sprintf("messages[%d]", i)
+		var w wireMessage
+		if err := strictDecode(it, &w); err != nil {
+			return nil, jsonError(f, err)
+		}
+		if err := decodeField(w.Role, f+".role", &out[i].Role); err != nil {
 			return nil, err
 		}
+		content, err := decodeContent(w.Content, f+".content")
+		if err != nil {
+			return nil, err
+		}
+		out[i].Content = content
 	}
 	return out, nil
+}
+
+// wireMessage is a message as the wire gives it: content is a string or, as in OpenAI's
+// chat format (and Not Diamond's SDKs), an array of content parts.
+type wireMessage struct {
+	Role    json.RawMessage `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// wireContentPart is one part of an array content.
+type wireContentPart struct {
+	Type string          `json:"type"`
+	Text json.RawMessage `json:"text"`
+}
+
+// decodeContent reads a message's content: a string, or an array of text parts
+// ({"type": "text", "text": ...}) joined by newlines. A part of another type is refused
+// naming it: routing reads text only.
+func decodeContent(raw json.RawMessage, field string) (string, error) {
+	if !isSet(raw) {
+		return "", nil
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		var s string
+		if err := decodeField(raw, field, &s); err != nil {
+			return "", err
+		}
+		return s, nil
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", jsonError(field, err)
+	}
+	texts := make([]string, 0, len(parts))
+	for j, pr := range parts {
+		pf := fmt.Sprintf("%s[%d]", field, j)
+		var p wireContentPart
+		if err := json.Unmarshal(pr, &p); err == nil && p.Type != "text" {
+			return "", invalid(pf+".type", "only text parts can be routed (got %q)", p.Type)
+		}
+		if err := strictDecode(pr, &p); err != nil {
+			return "", jsonError(pf, err)
+		}
+		var t string
+		if !isSet(p.Text) {
+			return "", invalid(pf+".text", "is required")
+		}
+		if err := decodeField(p.Text, pf+".text", &t); err != nil {
+			return "", err
+		}
+		texts = append(texts, t)
+	}
+	return strings.Join(texts, "\n"), nil
 }
 
 func decodeCandidates(raw json.RawMessage, field string) ([]Candidate, error) {

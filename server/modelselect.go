@@ -102,14 +102,48 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 			writeJSON(w, http.StatusOK, p)
 			return nil
 		})
+	deletePref := func(w http.ResponseWriter, r *http.Request) error {
+		id := r.PathValue("preference_id")
+		if err := sel.DeletePreference(r.Context(), responsesOwner(r), id); err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, deletedPreference{ID: id, Deleted: true})
+		return nil
+	}
 	s.Handle(Route{Method: "DELETE", Path: "/api/v1/preferences/{preference_id}", Summary: "Delete a preference with what it learned",
-		Tags: tags, VirtualKeys: true, Response: deletedPreference{}, Errors: map[int]string{404: "no such preference for this key"}},
+		Tags: tags, VirtualKeys: true, Response: deletedPreference{}, Errors: map[int]string{404: "no such preference for this key"}}, deletePref)
+	s.Handle(Route{Method: "DELETE", Path: "/v2/preferences/userPreferenceDelete/{preference_id}", Summary: "Delete a preference (Not Diamond's path; alias of DELETE /api/v1/preferences/{preference_id})",
+		Tags: tags, VirtualKeys: true, Response: deletedPreference{}, Errors: map[int]string{404: "no such preference for this key"}}, deletePref)
+	updErrors := map[int]string{400: "bad request: the message names the field", 404: "no such preference for this key"}
+	s.Handle(Route{Method: "PATCH", Path: "/api/v1/preferences/{preference_id}", Summary: "Rename a preference (its router and feedback are kept)",
+		Tags: tags, VirtualKeys: true, Request: routing.PreferenceUpdate{}, Response: routing.Preference{}, Errors: updErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
-			id := r.PathValue("preference_id")
-			if err := sel.DeletePreference(r.Context(), responsesOwner(r), id); err != nil {
+			var req routing.PreferenceUpdate
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, deletedPreference{ID: id, Deleted: true})
+			p, err := sel.UpdatePreference(r.Context(), responsesOwner(r), r.PathValue("preference_id"), req)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, p)
+			return nil
+		})
+	s.Handle(Route{Method: "PUT", Path: "/v2/preferences/userPreferenceUpdate", Summary: "Rename a preference (Not Diamond's path; alias of PATCH /api/v1/preferences/{preference_id})",
+		Tags: tags, VirtualKeys: true, Request: notDiamondPreferenceUpdate{}, Response: routing.Preference{}, Errors: updErrors},
+		func(w http.ResponseWriter, r *http.Request) error {
+			var req notDiamondPreferenceUpdate
+			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, EmptyIsObject: true}); err != nil {
+				return err
+			}
+			if req.PreferenceID == "" {
+				return Validation(http.StatusBadRequest, "preference_id: is required")
+			}
+			p, err := sel.UpdatePreference(r.Context(), responsesOwner(r), req.PreferenceID, routing.PreferenceUpdate{Name: req.Name})
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, p)
 			return nil
 		})
 	feedback := func(w http.ResponseWriter, r *http.Request) error {
@@ -152,6 +186,13 @@ func preferenceRoutes(s *Server, sel *routing.Selector) {
 		Tags: tags, VirtualKeys: true, Request: routing.LatencyReport{}, Response: routing.LatencyReportResponse{}, Errors: latErrors}, latency)
 	s.Handle(Route{Method: "POST", Path: "/v2/report/metrics/latency", Summary: "A latency report on a model selection session (Not Diamond's path; alias of POST /api/v1/feedback/latency)",
 		Tags: tags, VirtualKeys: true, Request: routing.LatencyReport{}, Response: routing.LatencyReportResponse{}, Errors: latErrors}, latency)
+}
+
+// notDiamondPreferenceUpdate is the body of Not Diamond's PUT
+// /v2/preferences/userPreferenceUpdate (its SDK's preferences.update).
+type notDiamondPreferenceUpdate struct {
+	PreferenceID string  `json:"preference_id" jsonschema:"required"`
+	Name         *string `json:"name"`
 }
 
 // deletedPreference answers DELETE /api/v1/preferences/{preference_id}.

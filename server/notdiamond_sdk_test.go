@@ -1,114 +1,96 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
+	"io"
+	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/switchyard-ai/switchyard/internal/npmtest"
-	"github.com/switchyard-ai/switchyard/routing"
 )
 
-// notDiamondSDK is Not Diamond's official TypeScript SDK, pinned; its HTTP client is axios.
-const notDiamondSDK = "notdiamond@1.1.4"
-
-// TestNotDiamondTypeScriptSDK: the official SDK's routing calls — createPreferenceId,
-// modelSelect (whose body always carries timeout, and prices, context lengths and
-// is_custom per provider), feedback — work against Switchyard at the paths the SDK uses
-// (/v2/preferences/userPreferenceCreate, /v2/modelRouter/modelSelect,
-// /v2/report/metrics/feedback). The SDK's LLM-calling part (LangChain, about 200 MB of
-// dependencies) is not installed: its imports resolve to empty classes.
-func TestNotDiamondTypeScriptSDK(t *testing.T) {
-	node, dir := npmtest.InstallAll(t, "Not Diamond's TypeScript SDK", "axios@1.12.2", "dotenv@16.4.5")
-	npmtest.Unpack(t, dir, notDiamondSDK, "notdiamond")
-	for from, to := range map[string]string{
-		"testdata/notdiamond_sdk_check.mjs":      "check.mjs",
-		"testdata/notdiamond_langchain_stub.mjs": "langchain-stub.mjs",
-	} {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	register := "import { register } from 'node:module';\nregister('./langchain-stub.mjs', import.meta.url);\n"
-	if err := os.WriteFile(filepath.Join(dir, "register.mjs"), []byte(register), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	st := newTestStore(t)
-	t.Cleanup(func() { st.Close() })
-	quiet := slog.New(slog.DiscardHandler)
-	srv, err := New(Config{Store: st, APIKeys: []string{testKey}, Logger: quiet}, ModelSelection(routing.NewSelector(routing.Options{Store: st, Logger: quiet})))
+// sdkCall sends method path with body (may be "") and the bearer key, decoding the answer.
+func sdkCall(t *testing.T, ts *httptest.Server, method, path, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--import", "./register.mjs", "check.mjs", hs.URL, testKey)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
+// Not Diamond's SDK (notdiamond 1.x) sends messages whose content may be an array of
+// OpenAI content parts; they route as their texts joined by newlines. A non-text part is a
+// 400 naming it.
+func TestModelSelectNotDiamondMessageShapes(t *testing.T) {
+	ts, _ := modelSelectServer(t, nil)
+	const cands = `"llm_providers":[{"provider":"openai","model":"gpt-4o"},{"provider":"openai","model":"gpt-4o-mini"}]`
+	code, parts := postSelect(t, ts, "/v2/modelRouter/modelSelect", testKey,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"What is 2+2?"},{"type":"text","text":"Answer briefly."}]}],`+cands+`}`)
+	if code != http.StatusOK || parts["session_id"] == nil {
+		t.Fatalf("content parts: %d %v, want 200 with a session", code, parts)
 	}
-	type selection struct {
-		Providers []struct {
-			Provider    string `json:"provider"`
-			Model       string `json:"model"`
-			ScoreSource string `json:"score_source"`
-		} `json:"providers"`
-		SessionID string `json:"session_id"`
-		Detail    string `json:"detail"`
+	_, joined := postSelect(t, ts, "/v2/modelRouter/modelSelect", testKey,
+		`{"messages":[{"role":"user","content":"What is 2+2?\nAnswer briefly."}],`+cands+`}`)
+	if a, b := parts["providers"].([]any)[0], joined["providers"].([]any)[0]; a.(map[string]any)["score"] != b.(map[string]any)["score"] {
+		t.Fatalf("content parts rank as %v, the joined text as %v", a, b)
 	}
-	var got struct {
-		PreferenceID string    `json:"preferenceId"`
-		Selected     selection `json:"selected"`
-		Feedback     struct {
-			SessionID    string `json:"session_id"`
-			Personalized bool   `json:"personalized"`
-		} `json:"feedback"`
-		Cheap selection `json:"cheap"`
-		Bad   selection `json:"bad"`
+	code, body := postSelect(t, ts, "/v2/modelRouter/modelSelect", testKey,
+		`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"http://x/y.png"}}]}],`+cands+`}`)
+	if msg, _ := body["message"].(string); code != http.StatusBadRequest || !strings.HasPrefix(msg, "messages[0].content[0].type") {
+		t.Fatalf("image part: %d %v, want 400 naming messages[0].content[0].type", code, body)
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("node printed %s: %v", out, err)
+	code, body = postSelect(t, ts, "/v2/modelRouter/modelSelect", testKey,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"  "}]}],`+cands+`}`)
+	if msg, _ := body["message"].(string); code != http.StatusBadRequest || !strings.HasPrefix(msg, "messages[0].content") {
+		t.Fatalf("blank text part: %d %v, want 400 naming messages[0].content", code, body)
 	}
-	if !strings.HasPrefix(got.PreferenceID, routing.PreferencePrefix) {
-		t.Errorf("createPreferenceId gave %q", got.PreferenceID)
+}
+
+// Not Diamond's SDK renames a preference with PUT /v2/preferences/userPreferenceUpdate and
+// deletes one with DELETE /v2/preferences/userPreferenceDelete/{id}; both were 404 "no
+// route". The native PATCH /api/v1/preferences/{id} renames too; another key's is a 404.
+func TestNotDiamondPreferenceUpdateAndDelete(t *testing.T) {
+	ts, _ := modelSelectServer(t, nil)
+	code, p := sdkCall(t, ts, "POST", "/v2/preferences/userPreferenceCreate", testKey, `{"name":"first"}`)
+	id, _ := p["preference_id"].(string)
+	if code != http.StatusOK || id == "" {
+		t.Fatalf("create: %d %v", code, p)
 	}
-	if len(got.Selected.Providers) != 3 || !strings.HasPrefix(got.Selected.SessionID, "sess_") {
-		t.Errorf("modelSelect under the preference: %s", out)
+	code, p = sdkCall(t, ts, "PUT", "/v2/preferences/userPreferenceUpdate", testKey, `{"preference_id":"`+id+`","name":"second"}`)
+	if code != http.StatusOK || p["name"] != "second" {
+		t.Fatalf("userPreferenceUpdate: %d %v, want 200 named second", code, p)
 	}
-	for _, p := range got.Selected.Providers {
-		if p.Provider == "acme" && p.ScoreSource != routing.SourceUnknown {
-			t.Errorf("the custom model was scored by %s, want unknown: %s", p.ScoreSource, out)
-		}
+	if code, p = sdkCall(t, ts, "GET", "/api/v1/preferences/"+id, testKey, ""); p["name"] != "second" {
+		t.Fatalf("after the update: %d %v", code, p)
 	}
-	if got.Feedback.SessionID != got.Selected.SessionID || !got.Feedback.Personalized {
-		t.Errorf("feedback: %s", out)
+	code, p = sdkCall(t, ts, "PATCH", "/api/v1/preferences/"+id, testKey, `{"name":"third"}`)
+	if code != http.StatusOK || p["name"] != "third" {
+		t.Fatalf("PATCH: %d %v, want 200 named third", code, p)
 	}
-	// on an easy question the cost tradeoff takes the model whose inputPrice/outputPrice are lower
-	if len(got.Cheap.Providers) == 0 || got.Cheap.Providers[0].Model != "gpt-4o-mini" {
-		t.Errorf("modelSelect with tradeoff cost and the SDK's prices: %s", out)
+	if code, p = sdkCall(t, ts, "PATCH", "/api/v1/preferences/"+id, testKey, `{"name":"`+strings.Repeat("n", 257)+`"}`); code != http.StatusBadRequest {
+		t.Fatalf("long name: %d %v, want 400", code, p)
 	}
-	// a refusal reaches the SDK as its error answer
-	if got.Bad.Detail == "" || got.Bad.SessionID != "" {
-		t.Errorf("a bad tradeoff should be refused: %s", out)
+	if code, p = sdkCall(t, ts, "PUT", "/v2/preferences/userPreferenceUpdate", testKey, `{"name":"x"}`); code != http.StatusBadRequest || !strings.HasPrefix(p["message"].(string), "preference_id") {
+		t.Fatalf("update without preference_id: %d %v, want 400 naming it", code, p)
+	}
+	if code, p = sdkCall(t, ts, "PUT", "/v2/preferences/userPreferenceUpdate", otherKey, `{"preference_id":"`+id+`","name":"theirs"}`); code != http.StatusNotFound {
+		t.Fatalf("another key's update: %d %v, want 404", code, p)
+	}
+	if code, p = sdkCall(t, ts, "DELETE", "/v2/preferences/userPreferenceDelete/"+id, otherKey, ""); code != http.StatusNotFound {
+		t.Fatalf("another key's delete: %d %v, want 404", code, p)
+	}
+	if code, p = sdkCall(t, ts, "DELETE", "/v2/preferences/userPreferenceDelete/"+id, testKey, ""); code != http.StatusOK || p["deleted"] != true {
+		t.Fatalf("userPreferenceDelete: %d %v, want 200 deleted", code, p)
+	}
+	if code, _ = sdkCall(t, ts, "GET", "/api/v1/preferences/"+id, testKey, ""); code != http.StatusNotFound {
+		t.Fatalf("after the delete: %d, want 404", code)
 	}
 }
