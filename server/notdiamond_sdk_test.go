@@ -94,3 +94,31 @@ func TestNotDiamondPreferenceUpdateAndDelete(t *testing.T) {
 		t.Fatalf("after the delete: %d, want 404", code)
 	}
 }
+
+// A misspelt training form field (maximise for maximize) was silently ignored, training
+// with the default (higher is better) on latency data; an unknown field is now refused
+// naming it, on both upload routes, and nothing is queued. Not Diamond's SDK fields
+// (language, preference_id, override) are accepted.
+func TestTrainUploadUnknownFormField(t *testing.T) {
+	e := routersServer(t)
+	csv := ndJointCSV(t, 30, true)
+	ctype, body := multipartBody(t, sdkFields("True", [2]string{"override", "false"}), "dataset_file", "joint.csv", csv)
+	if r := postTrainForm(t, e.h, "/v2/pzn/trainCustomRouter", testKey, ctype, body); r.status != http.StatusOK {
+		t.Fatalf("the SDK's fields with override: %d %s, want 200", r.status, r.raw)
+	}
+	ctype, body = multipartBody(t, sdkFields("True", [2]string{"maximise", "false"}), "dataset_file", "joint.csv", csv)
+	r := postTrainForm(t, e.h, "/v2/pzn/trainCustomRouter", testKey, ctype, body)
+	if msg, _ := r.body["message"].(string); r.status != http.StatusBadRequest || !strings.Contains(msg, `"maximise"`) {
+		t.Fatalf("maximise on trainCustomRouter: %d %s, want 400 naming it", r.status, r.raw)
+	}
+	ctype, body = multipartBody(t, [][2]string{{"prompt_column", "question"}, {"maximise", "false"}}, "file", "joint.csv", csv)
+	r = postTrainForm(t, e.h, "/api/v1/routers/train/upload", testKey, ctype, body)
+	if msg, _ := r.body["message"].(string); r.status != http.StatusUnprocessableEntity || !strings.Contains(msg, `"maximise"`) {
+		t.Fatalf("maximise on the upload route: %d %s, want 422 naming it", r.status, r.raw)
+	}
+	ctype, body = multipartBody(t, [][2]string{{"prompt_column", "question"}}, "dataset_file", "joint.csv", csv)
+	r = postTrainForm(t, e.h, "/api/v1/routers/train/upload", testKey, ctype, body)
+	if msg, _ := r.body["message"].(string); r.status != http.StatusUnprocessableEntity || !strings.Contains(msg, `"dataset_file"`) {
+		t.Fatalf("dataset_file on the upload route: %d %s, want 422 naming it", r.status, r.raw)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,7 +38,16 @@ type notDiamondTrainForm struct {
 	Maximize     string `json:"maximize,omitempty" jsonschema:"default=True,description=True when a higher score is better (the default) and False when lower is (latency)"`
 	Language     string `json:"language,omitempty" jsonschema:"description=the data's language (english); accepted and not used: the router reads any language"`
 	PreferenceID string `json:"preference_id,omitempty" jsonschema:"description=the preference whose router this data retrains; absent for a new one"`
+	Override     string `json:"override,omitempty" jsonschema:"description=sent by Not Diamond's SDK; accepted: a retrain always replaces the preference's router once its job completes"`
+	ModelPrices  string `json:"model_prices,omitempty" jsonschema:"description=a JSON object of provider/model to USD per 1M tokens (mean of input and output) for the cost/quality frontier as in POST /api/v1/routers/train"`
 }
+
+// uploadFormFields are the fields each upload route reads; any other is refused naming
+// it, so that a misspelt option (maximise) is not silently left at its default.
+var (
+	trainUploadFields      = []string{"file", "format", "prompt_column", "maximize", "llm_providers", "model_prices"}
+	notDiamondUploadFields = []string{"dataset_file", "prompt_column", "maximize", "llm_providers", "model_prices", "language", "preference_id", "override"}
+)
 
 // notDiamondTrainResponse is the answer of POST /v2/pzn/trainCustomRouter.
 type notDiamondTrainResponse struct {
@@ -70,7 +80,7 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 			503: "the training queue is full; retry later",
 		}},
 		func(w http.ResponseWriter, r *http.Request) error {
-			job, err := submitUploadedTraining(r, svc, uploadFields{file: "file", status: http.StatusUnprocessableEntity})
+			job, err := submitUploadedTraining(r, svc, uploadFields{file: "file", status: http.StatusUnprocessableEntity, fields: trainUploadFields})
 			if err != nil {
 				return err
 			}
@@ -100,7 +110,7 @@ func (s *Server) uploadRoutes(svc *trainer.Service, tags []string) {
 				}
 				return s.notDiamondBinding(r.Context(), owner(r), requested, svc, &bound, &binding)
 			}
-			job, err := submitUploadedTraining(r, svc, uploadFields{file: "dataset_file", status: http.StatusBadRequest, notDiamond: true, check: check})
+			job, err := submitUploadedTraining(r, svc, uploadFields{file: "dataset_file", status: http.StatusBadRequest, notDiamond: true, check: check, fields: notDiamondUploadFields})
 			if err != nil && bound != nil {
 				// The bind may have committed with a job the trainer then could not queue and
 				// deleted (queue full or down): the preference goes back to its earlier router.
@@ -175,9 +185,10 @@ func (s *Server) notDiamondPreference(ctx context.Context, owner, requested stri
 
 // uploadFields says how a training route names and refuses its fields.
 type uploadFields struct {
-	file       string // the file's form field
-	status     int    // the status of a refused field
-	notDiamond bool   // the file is always Not Diamond's joint CSV
+	file       string   // the file's form field
+	status     int      // the status of a refused field
+	notDiamond bool     // the file is always Not Diamond's joint CSV
+	fields     []string // the form fields the route reads (file and values); others are refused
 	// check, when set, runs on the parsed form's values before the job is submitted; its
 	// error refuses the request, and the step it returns, if any, runs in the transaction
 	// that queues the job (trainer.JobOptions.InTx).
@@ -216,6 +227,13 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 		return trainer.Job{}, bad(http.StatusBadRequest, f.file, "reading the multipart form: %v", err)
 	}
 	form := r.MultipartForm
+	for _, names := range []map[string][]string{form.Value, fileNames(form.File)} {
+		for name := range names {
+			if !slices.Contains(f.fields, name) {
+				return trainer.Job{}, bad(f.status, name, "unknown form field %q: the fields are %s", name, strings.Join(f.fields, ", "))
+			}
+		}
+	}
 	fhs := form.File[f.file]
 	if len(fhs) != 1 {
 		return trainer.Job{}, bad(http.StatusBadRequest, f.file, "%s is required: the form must carry exactly one file in the field %q, got %d", f.file, f.file, len(fhs))
@@ -290,6 +308,15 @@ func submitUploadedTraining(r *http.Request, svc *trainer.Service, f uploadField
 		return trainer.Job{}, uploadRefusal(err, f.status, f.file)
 	}
 	return job, nil
+}
+
+// fileNames is the names of a form's file fields.
+func fileNames(files map[string][]*multipart.FileHeader) map[string][]string {
+	out := make(map[string][]string, len(files))
+	for name := range files {
+		out[name] = nil
+	}
+	return out
 }
 
 // recordsFormatName names a records upload's format in messages ("detected" when the form
