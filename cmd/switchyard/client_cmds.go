@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -130,8 +131,12 @@ func interruptedHint(ctx context.Context, stderr io.Writer, cmd, id string) {
 }
 
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("train", "train [flags] URL...", stderr)
+	fs := newFlagSet("train", "train [flags] URL... | train --file FILE [flags]", stderr)
 	cf := addClientFlags(fs)
+	file := fs.String("file", "", "upload this local dataset file (records JSON/JSONL/CSV, or Not Diamond's joint CSV with --prompt-column) instead of URLs")
+	promptColumn := fs.String("prompt-column", "", "with --file: read it as Not Diamond's joint CSV, prompts in this column")
+	minimize := fs.Bool("minimize", false, "with --file and --prompt-column: lower scores are better (Not Diamond's maximize=False)")
+	llmProviders := fs.String("llm-providers", "", "with --file and --prompt-column: comma-separated provider/model to route among (default: every score column)")
 	pollEvery := fs.Duration("poll", 2*time.Second, "how often to poll the job's status")
 	noWait := fs.Bool("no-wait", false, "start the job and print its id without waiting")
 	jobID := fs.String("job", "", "follow an existing training job instead of starting one")
@@ -144,9 +149,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errors.New("--cancel needs --job")
 	}
-	if len(urls) == 0 && *jobID == "" {
+	if *file != "" && len(urls) > 0 {
 		fs.Usage()
-		return errors.New("give at least one dataset URL (JSON, JSONL or CSV) or --job")
+		return errors.New("give dataset URLs or --file, not both")
+	}
+	if *file == "" && (*promptColumn != "" || *minimize || *llmProviders != "") {
+		fs.Usage()
+		return errors.New("--prompt-column, --minimize and --llm-providers need --file")
+	}
+	if len(urls) == 0 && *jobID == "" && *file == "" {
+		fs.Usage()
+		return errors.New("give at least one dataset URL (JSON, JSONL or CSV), --file or --job")
 	}
 	c, err := cf.client()
 	if err != nil {
@@ -164,7 +177,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return nil
 		}
 	} else {
-		job, err := tr.Train(ctx, urls...)
+		var job *client.TrainingJob
+		if *file != "" {
+			job, err = trainUpload(ctx, tr, *file, &client.UploadOptions{PromptColumn: *promptColumn, Minimize: *minimize, LLMProviders: splitList(*llmProviders)})
+		} else {
+			job, err = tr.Train(ctx, urls...)
+		}
 		if err != nil {
 			return err
 		}
@@ -206,6 +224,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	writeRouterSummary(stdout, last, m)
 	return nil
+}
+
+// trainUpload uploads the local dataset file path (switchyard train --file).
+func trainUpload(ctx context.Context, tr *client.RouterTrainer, path string, opts *client.UploadOptions) (*client.TrainingJob, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--file: %w", err)
+	}
+	defer f.Close()
+	return tr.TrainUpload(ctx, filepath.Base(path), f, opts)
 }
 
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {

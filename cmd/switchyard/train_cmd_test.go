@@ -127,3 +127,45 @@ func TestTrainCancelCommand(t *testing.T) {
 		t.Fatalf("cancel without a job: %d %s", code, errOut)
 	}
 }
+
+// switchyard train took dataset URLs only: a Not Diamond user's joint CSV on disk had to be
+// served over HTTP first. --file uploads a local file (records, or the joint CSV with
+// --prompt-column, --minimize, --llm-providers).
+func TestTrainFileCommand(t *testing.T) {
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		svc, err := trainer.New(st, trainer.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.CustomRouters(svc)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+	code, out, errOut := cli(t, "train", "--no-wait", "--file", filepath.Join("..", "..", "examples", "data", "routing_train.csv"))
+	if id := strings.TrimSpace(out); code != 0 || !strings.HasPrefix(id, "tj_") {
+		t.Fatalf("--file records: %d %q %s", code, out, errOut)
+	}
+	var joint strings.Builder
+	joint.WriteString("prompt,openai/gpt-4o/score,openai/gpt-4o-mini/score\n")
+	for i := range 12 {
+		joint.WriteString("question number " + strings.Repeat("x", i+1) + ",1,0\n")
+	}
+	path := filepath.Join(t.TempDir(), "joint.csv")
+	if err := os.WriteFile(path, []byte(joint.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli(t, "train", "--no-wait", "--file", path, "--prompt-column", "prompt", "--minimize", "--llm-providers", "openai/gpt-4o,openai/gpt-4o-mini")
+	if id := strings.TrimSpace(out); code != 0 || !strings.HasPrefix(id, "tj_") {
+		t.Fatalf("--file joint CSV: %d %q %s", code, out, errOut)
+	}
+	code, _, errOut = cli(t, "train", "--no-wait", "--file", path, "--prompt-column", "prompt", "--llm-providers", "anthropic/claude-3-5-haiku")
+	if code != 1 || !strings.Contains(errOut, "422") || !strings.Contains(errOut, "anthropic/claude-3-5-haiku/score") {
+		t.Fatalf("--llm-providers without a score column: %d %s", code, errOut)
+	}
+	if code, _, errOut = cli(t, "train", "--prompt-column", "prompt", "https://example.com/d.csv"); code != 1 || !strings.Contains(errOut, "need --file") {
+		t.Fatalf("--prompt-column without --file: %d %s", code, errOut)
+	}
+	if code, _, errOut = cli(t, "train", "--file", path, "https://example.com/d.csv"); code != 1 || !strings.Contains(errOut, "not both") {
+		t.Fatalf("--file with URLs: %d %s", code, errOut)
+	}
+}
