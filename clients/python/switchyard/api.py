@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
+from . import _multipart
 from ._http import Client
 from .errors import MissingIdError, StreamError, StreamTruncatedError, SwitchyardError, UnknownStateError
 
@@ -283,6 +284,37 @@ class RouterTrainer:
         if model_prices is not None:
             body["model_prices"] = dict(model_prices)
         job = self.client.request("POST", "/api/v1/routers/train", body=body)
+        self.job_id = job["training_job_id"]
+        return job
+
+    def train_upload(self, content: Any, *, filename: Optional[str] = None, format: Optional[str] = None,
+                     prompt_column: Optional[str] = None, maximize: Optional[bool] = None,
+                     llm_providers: Optional[Sequence[Any]] = None,
+                     model_prices: Optional[Dict[str, float]] = None) -> Dict[str, Any]:
+        """Starts a training job on a dataset file sent with the request
+        (``POST /api/v1/routers/train/upload``) rather than fetched from a URL.
+
+        ``content`` is the file's bytes, a path, or an open binary file: a records file
+        (JSON, JSONL or CSV; ``format`` says which, else detected), or Not Diamond's joint CSV
+        with ``prompt_column`` (and ``maximize=False`` when lower scores are better,
+        ``llm_providers`` as ``"provider/model"`` strings or ``{"provider", "model"}`` objects to
+        route among some of its score columns). A row that breaks a rule raises
+        ValidationError naming its line and column. Remembers the new job's id.
+        """
+        data, filename = _multipart.read_content(content, filename)
+        fields = []
+        if format is not None:
+            fields.append(("format", format))
+        if prompt_column is not None:
+            fields.append(("prompt_column", prompt_column))
+        if maximize is not None:
+            fields.append(("maximize", "true" if maximize else "false"))
+        if llm_providers is not None:
+            fields.append(("llm_providers", json.dumps(list(llm_providers))))
+        if model_prices is not None:
+            fields.append(("model_prices", json.dumps(dict(model_prices))))
+        body, ctype = _multipart.encode(fields, [_multipart.Part("file", filename or "dataset.csv", "text/csv", data)])
+        job = self.client.request("POST", "/api/v1/routers/train/upload", raw=body, content_type=ctype)
         self.job_id = job["training_job_id"]
         return job
 

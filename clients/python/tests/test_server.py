@@ -83,6 +83,21 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(res["llm_label"], "acme/support-ft")
         self.assertEqual(res["providers"][0]["score_source"], "default")
 
+    @needs("trainer")
+    def test_train_upload_joint_csv(self):
+        # Not Diamond's joint CSV uploaded from the client (no URL to serve it from).
+        rows = ["prompt,openai/gpt-4o/score,openai/gpt-4o-mini/score"]
+        rows += ["question %d about %s,%d,%d" % (i, "xyz"[i % 3], i % 2, 1 - i % 2) for i in range(20)]
+        tr = switchyard.RouterTrainer(self.client)
+        job = tr.train_upload("\n".join(rows).encode() + b"\n", filename="joint.csv", prompt_column="prompt",
+                              maximize=True, llm_providers=["openai/gpt-4o", {"provider": "openai", "model": "gpt-4o-mini"}])
+        self.assertTrue(job["training_job_id"].startswith("tj_"))
+        self.assertEqual(tr.job_id, job["training_job_id"])
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            tr.train_upload(b"prompt,openai/gpt-4o/score\nx,1\n", filename="short.csv", prompt_column="prompt")
+        self.assertIn("file", str(cm.exception))
+        self.assertEqual(tr.job_id, job["training_job_id"])
+
     @needs("select")
     def test_select_errors(self):
         with self.assertRaises(switchyard.BadRequestError) as cm:
