@@ -105,6 +105,19 @@ func (g *Gateway) Deployments() []Deployment {
 			out = append(out, d)
 		}
 	}
+	if g.opts.ListConfigured {
+		for _, m := range g.configuredListed() {
+			mode := ModeChat
+			switch {
+			case g.HasEmbeddingModel(m) || g.ownEmbedding(m):
+				mode = ModeEmbedding
+			case g.HasRerankModel(m):
+				mode = ModeRerank
+			}
+			out = append(out, g.deployment(m, m, mode))
+		}
+		return out
+	}
 	for _, kind := range []struct {
 		mode   string
 		models []string

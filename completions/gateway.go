@@ -242,6 +242,16 @@ type Options struct {
 	// OpenAI-compatible surfaces (a LiteLLM config's model_name "*" or "openai/*"
 	// entries); New checks them.
 	Wildcards []Wildcard
+	// ListConfigured makes ListedModels and Deployments list only what the configuration
+	// names — the model groups and Listed — in place of every catalogued model of every
+	// configured provider, as LiteLLM's /v1/models lists a config's model_list (a LiteLLM
+	// config's migrants' model pickers fill with what they configured, not the catalogue).
+	// Routing is unchanged: a catalogued model not listed is still served.
+	ListConfigured bool
+	// Listed, with ListConfigured, are the models listed besides the groups: a
+	// "provider/model", or "provider/*" for every catalogued model of the provider (chat,
+	// embedding and rerank alike) when it is configured.
+	Listed []string
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger
 	// Observer, when set, sees every accepted request once at its end (metrics, traces, the

@@ -85,6 +85,10 @@ type Config struct {
 	// Passthrough lists the wildcard deployments' providers ("openai/*"): every model of
 	// those providers is served by its provider/model name.
 	Passthrough []string
+	// Listed are what the config names besides its model groups, as LiteLLM's /v1/models
+	// lists its model_list: each model_name with '/' (served as its Member), and each
+	// wildcard deployment's "provider/*" (every catalogued model of the provider).
+	Listed []string
 	// Wildcards are the model_list entries whose model_name has a '*' ("*", "openai/*",
 	// "anthropic/claude-*"), in the file's order, for completions.Options.Wildcards: a
 	// name they match that no model_name holds and the price catalogue does not place is
@@ -665,6 +669,9 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 		if !slices.Contains(p.cfg.Passthrough, prov+"/*") {
 			p.cfg.Passthrough = append(p.cfg.Passthrough, prov+"/*")
 		}
+		if !slices.Contains(p.cfg.Listed, prov+"/*") {
+			p.cfg.Listed = append(p.cfg.Listed, prov+"/*")
+		}
 		if strings.Contains(name, "*") {
 			// LiteLLM's pattern routing: the names it matches that no model_name holds go to
 			// the provider ("*" with openai/*: my-finetune → openai/my-finetune).
@@ -1098,6 +1105,9 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 			}
 			if ds[0].member != name {
 				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.model_name %q is served as %q (a name with '/' cannot be a model group)", ds[0].path, name, ds[0].member))
+			}
+			if !slices.Contains(p.cfg.Listed, ds[0].member) {
+				p.cfg.Listed = append(p.cfg.Listed, ds[0].member)
 			}
 			switch d := ds[0]; {
 			case len(inGroups[d.member]) > 0 && d.limited():

@@ -102,11 +102,9 @@ func Completions(g *completions.Gateway) Option {
 			func(w http.ResponseWriter, r *http.Request) error {
 				list := openAIModelList{Object: "list", Data: []openAIModel{}}
 				scope := completionsScope(r, time.Time{}) // a scoped key sees what it may call
-				for _, ms := range [][]string{g.ModelGroups(), g.Models(), g.EmbeddingModels(), g.RerankModels()} {
-					for _, m := range ms {
-						if g.Allows(scope, m) {
-							list.Data = append(list.Data, newOpenAIModel(m))
-						}
+				for _, m := range g.ListedModels() {
+					if g.Allows(scope, m) {
+						list.Data = append(list.Data, newOpenAIModel(m))
 					}
 				}
 				writeJSON(w, http.StatusOK, list)

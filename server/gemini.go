@@ -180,18 +180,16 @@ func (s *Server) listGeminiModels(g *completions.Gateway, w http.ResponseWriter,
 	scope := completionsScope(r, time.Time{})
 	list := geminiModelList{Models: []geminiModel{}}
 	i := 0
-	for _, ms := range [][]string{g.ModelGroups(), g.Models()} {
-		for _, m := range ms {
-			if !g.Allows(scope, m) {
-				continue
-			}
-			if i >= from && len(list.Models) < size {
-				list.Models = append(list.Models, newGeminiModel(m))
-			} else if len(list.Models) == size && list.NextPageToken == "" {
-				list.NextPageToken = strconv.Itoa(i)
-			}
-			i++
+	for _, m := range g.ListedModels() {
+		if !g.Allows(scope, m) || g.HasEmbeddingModel(m) || g.HasRerankModel(m) {
+			continue // the chat models, as before
 		}
+		if i >= from && len(list.Models) < size {
+			list.Models = append(list.Models, newGeminiModel(m))
+		} else if len(list.Models) == size && list.NextPageToken == "" {
+			list.NextPageToken = strconv.Itoa(i)
+		}
+		i++
 	}
 	writeJSON(w, http.StatusOK, list)
 	return nil

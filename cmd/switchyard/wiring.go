@@ -202,7 +202,9 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	}
 	var deploymentIDs map[string]string
 	var wildcards []completions.Wildcard
+	var listed []string
 	if w.cfg.litellm != nil {
+		listed = w.cfg.litellm.Listed // what /v1/models lists beside the groups
 		groups = w.cfg.litellm.ModelGroups
 		wildcards = w.cfg.litellm.Wildcards           // model_name "*", "openai/*"
 		deploymentIDs = w.cfg.litellm.DeploymentIDs() // its model_info.ids
@@ -243,6 +245,8 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		ModelGroups:        groups,
 		DeploymentIDs:      deploymentIDs,
 		Wildcards:          wildcards,
+		ListConfigured:     w.cfg.litellm != nil,
+		Listed:             listed,
 		DefaultMaxRetries:  w.cfg.maxRetries,
 		Ledger:             completions.LogLedger{Logger: w.log},
 		Logger:             w.log,
