@@ -83,6 +83,11 @@ type HistoryOptions struct {
 	// returns when ctx ends (as everything that waits here does; serve gives the history
 	// a budget of its own at shutdown, --shutdown-timeout again after the requests').
 	CloseGrace time.Duration
+	// RetryWait is how long the writer waits before writing again the requests a failed
+	// transaction did not commit (a database restarting, a replica's connection lost),
+	// doubling after each failure, historyWriteAttempts tries in all: 0 means
+	// DefaultHistoryRetryWait (1s: about 31 s of outage survived); negative, no retry.
+	RetryWait time.Duration
 }
 
 // Defaults of HistoryOptions.
@@ -93,7 +98,13 @@ const (
 	// DefaultHistoryQueue is how many requests may wait to be written (a full queue takes
 	// 32 transactions to write: a second or two on a disk or a nearby PostgreSQL).
 	DefaultHistoryQueue = 8192
+	// DefaultHistoryRetryWait is the writer's first wait before writing a failed batch again.
+	DefaultHistoryRetryWait = time.Second
 )
+
+// historyWriteAttempts is how many times the writer tries a request before it counts it
+// failed (HistoryOptions.RetryWait).
+const historyWriteAttempts = 6
 
 // historyKind is the owner index kind of the history's records.
 const historyKind = "request"
@@ -117,6 +128,9 @@ func NewHistory(st *store.Store, opts HistoryOptions) *History {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.RetryWait == 0 {
+		opts.RetryWait = DefaultHistoryRetryWait
 	}
 	h := &History{st: st, opts: opts, queue: make(chan Request, opts.Queue),
 		advanced: make(chan struct{}), done: make(chan struct{})}
@@ -314,21 +328,46 @@ func (h *History) commit(batch []Request) {
 			return nil
 		})
 	}
-	err := write(recs)
-	if err == nil {
-		return
-	}
-	if len(recs) > 1 {
-		for i := range recs {
-			if err = write(recs[i : i+1]); err != nil {
-				h.failed.Add(1)
-				h.opts.Logger.Error("usagelog: request history: a request was not saved", "owner", recs[i].Owner, "err", err)
+	// A transaction that fails is tried one request at a time, so one bad request does not
+	// take the others with it; when none of them commits (the store is unreachable), they
+	// are tried again after RetryWait, doubling, rather than lost: the daily spend keeps its
+	// batches for the next write, and /spend/logs would otherwise miss what it counts.
+	pending := recs
+	wait := h.opts.RetryWait
+	for attempt := 1; ; attempt++ {
+		err := write(pending)
+		if err == nil {
+			return
+		}
+		if len(pending) > 1 {
+			var left []storedRequest
+			for i := range pending {
+				if err = write(pending[i : i+1]); err != nil {
+					left = append(left, pending[i])
+				}
+			}
+			if len(left) < len(pending) {
+				// Some committed: the store is up, so the others are refused for themselves.
+				h.fail(left, err)
+				return
 			}
 		}
-		return
+		if attempt >= historyWriteAttempts || wait < 0 || errors.Is(err, store.ErrInvalid) {
+			h.fail(pending, err)
+			return
+		}
+		h.opts.Logger.Warn("usagelog: request history: writing again after a failed write", "requests", len(pending), "attempt", attempt, "wait", wait, "err", err)
+		time.Sleep(wait)
+		wait *= 2
 	}
-	h.failed.Add(1)
-	h.opts.Logger.Error("usagelog: request history: a request was not saved", "owner", recs[0].Owner, "err", err)
+}
+
+// fail counts and logs the requests recs the writer gave up on.
+func (h *History) fail(recs []storedRequest, err error) {
+	for i := range recs {
+		h.failed.Add(1)
+		h.opts.Logger.Error("usagelog: request history: a request was not saved", "owner", recs[i].Owner, "err", err)
+	}
 }
 
 // Flush returns once every request observed before the call is written (or failed), or
