@@ -94,7 +94,7 @@ func (a *Auth) ownerLive(ctx context.Context, owner string) (bool, error) {
 	}
 	es, err := a.store.List(ctx, store.APIKeys, store.ListOptions{})
 	if err != nil {
-		return false, fmt.Errorf("auth: reading key store: %w", err)
+		return false, fmt.Errorf("auth: reading key store: %w: %w", ErrKeyStoreUnavailable, err)
 	}
 	for _, e := range es {
 		var sk storedKey
@@ -112,6 +112,10 @@ func ownerOf(h [sha256.Size]byte) string { return "key_" + hex.EncodeToString(h[
 
 // ErrNoKey means the request carried no usable bearer key.
 var ErrNoKey = errors.New("missing or invalid API key")
+
+// ErrKeyStoreUnavailable means the store holding the keys did not answer (its database
+// restarting or failing over): the key may be valid, and the request may be sent again.
+var ErrKeyStoreUnavailable = errors.New("the key store does not answer")
 
 // Authenticate returns the principal of a presented key.
 func (a *Auth) Authenticate(ctx context.Context, key string) (Principal, error) {
@@ -163,7 +167,7 @@ func (a *Auth) authenticateHash(ctx context.Context, h [sha256.Size]byte) (Princ
 			return Principal{Owner: sk.Owner}, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
-			return Principal{}, fmt.Errorf("auth: reading key store: %w", err)
+			return Principal{}, fmt.Errorf("auth: reading key store: %w: %w", ErrKeyStoreUnavailable, err)
 		}
 		p, ok, err := a.sharedKey(ctx, h)
 		if err != nil {

@@ -174,6 +174,10 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 		typ, code = "api_error", "upstream_error"
 	case http.StatusInternalServerError:
 		typ = "server_error"
+	case http.StatusServiceUnavailable:
+		if ae.Retryable {
+			typ, retry = "server_error", true // the key store restarting: the SDK may retry
+		}
 	}
 	if status == http.StatusBadRequest && blockedEndUser(cause) {
 		code = "400" // LiteLLM's code of a blocked end user (its HTTPException's status)

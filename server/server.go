@@ -553,6 +553,16 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 	var err error
 	*p, err = s.auth.Authenticate(r.Context(), bearer(r))
 	if err != nil {
+		if errors.Is(err, ErrKeyStoreUnavailable) && r.Context().Err() == nil {
+			// A database restart or failover: a 503 the clients retry (Switchyard's own client
+			// retries 503, not 500), not an internal error.
+			s.log.ErrorContext(r.Context(), "authenticating: the key store does not answer", "path", r.URL.Path, "err", err)
+			w.Header().Set("Retry-After", "1")
+			ae := Errorf(http.StatusServiceUnavailable, KindUnavailable, "the key store does not answer (its database may be restarting); retry shortly")
+			ae.Retryable = true
+			s.respondError(w, r, ae, nil)
+			return false
+		}
 		if !errors.Is(err, ErrNoKey) {
 			s.writeError(w, r, err)
 			return false

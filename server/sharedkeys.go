@@ -66,7 +66,7 @@ func (a *Auth) sharedKey(ctx context.Context, h [sha256.Size]byte) (Principal, b
 		return Principal{}, false, nil
 	}
 	if err != nil {
-		return Principal{}, false, fmt.Errorf("auth: reading scoped keys: %w", err)
+		return Principal{}, false, fmt.Errorf("auth: reading scoped keys: %w: %w", ErrKeyStoreUnavailable, err)
 	}
 	if time.Now().After(rec.ExpiresAt) {
 		if a.isVirtualKey(ctx, rec) {
