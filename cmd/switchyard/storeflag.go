@@ -106,14 +106,16 @@ func (f *storeFlags) open(ctx context.Context, wrap func(store.Driver) store.Dri
 		// serves concurrent requests and the job queue holds connections of its own.
 		opts.MaxConns = defaultPoolConns
 	}
-	d, err := pgstore.OpenDriver(ctx, f.URL, opts)
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d, err := connectRetrying(ctx, storeConnectWait, storeConnectRetry, log, where, func() (*pgstore.Driver, error) {
+		return pgstore.OpenDriver(ctx, f.URL, opts)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("--store %s: %w", where, err)
 	}
 	st := store.New(wrap(d))
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	q, err := riverqueue.Open(ctx, d.Pool(), riverqueue.Options{StaleAfter: f.JobStaleAfter, Logger: log, Schema: f.Schema})
 	if err != nil {
 		st.Close()
