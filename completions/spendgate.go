@@ -293,3 +293,21 @@ func (l BudgetLimits) projected(u BudgetUsage, inflight int) string {
 	}
 	return ""
 }
+
+// TokensLeft is b's own tokens-per-minute bound and what its last minute leaves of it
+// (never below 0), as the request rate headers show a key's requests (LiteLLM's and
+// OpenAI's x-ratelimit-*-tokens); 0, 0 when b has no such bound.
+func (g *Gateway) TokensLeft(b *Budget) (limit, left int64) {
+	if b == nil || b.limits.TokensPerMinute <= 0 {
+		return 0, 0
+	}
+	limit = b.limits.TokensPerMinute
+	g.spend.mu.Lock()
+	defer g.spend.mu.Unlock()
+	w := g.spend.tpm[gateKey(b)]
+	if w == nil {
+		return limit, limit
+	}
+	total, _ := w.sum(g.opts.Now(), limit)
+	return limit, max(0, limit-total)
+}

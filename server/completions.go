@@ -64,6 +64,7 @@ func Completions(g *completions.Gateway) Option {
 		}
 		// Close commits conversation turns still queued (completions.WriteBehind).
 		s.OnClose(g.Close)
+		s.tokensLeft = g.TokensLeft // the x-ratelimit-*-tokens headers
 		// Job keys minted by another process on the same store (a replica that runs the job),
 		// and virtual keys (issued by any process).
 		s.Auth().SetScopeResolver(keyScopes(s.cfg.Store))

@@ -607,6 +607,14 @@ func (s *Server) withinRate(w http.ResponseWriter, p Principal, vk virtualKeySco
 		h["X-Ratelimit-Limit-Requests"] = []string{strconv.Itoa(keyRate)}
 		h["X-Ratelimit-Remaining-Requests"] = []string{strconv.Itoa(left)}
 	}
+	if virtual && s.tokensLeft != nil {
+		if limit, left := s.tokensLeft(vk.Budget); limit > 0 {
+			// The key's own tokens_per_minute, as LiteLLM's limiter reports it.
+			h := w.Header()
+			h["X-Ratelimit-Limit-Tokens"] = []string{strconv.FormatInt(limit, 10)}
+			h["X-Ratelimit-Remaining-Tokens"] = []string{strconv.FormatInt(left, 10)}
+		}
+	}
 	if teamTook {
 		if ok {
 			s.shared.Add(sharedVirtualRate+strconv.Itoa(vk.TeamRPM)+"/"+vk.Team, 1, now)

@@ -23,7 +23,7 @@ const (
 	liteLLMExposedHeaderValues = headerLiteLLMModelID + ", " + headerLiteLLMModelAPIBase + ", " + headerLiteLLMModelGroup + ", " +
 		headerLiteLLMResponseCost + ", " + headerLiteLLMDuration + ", " + headerLiteLLMOverhead + ", " +
 		headerLiteLLMRetries + ", " + headerLiteLLMFallbacks +
-		", X-Ratelimit-Limit-Requests, X-Ratelimit-Remaining-Requests"
+		", X-Ratelimit-Limit-Requests, X-Ratelimit-Remaining-Requests, X-Ratelimit-Limit-Tokens, X-Ratelimit-Remaining-Tokens"
 )
 
 // setLiteLLMDeploymentHeaders sets the LiteLLM headers that name who answered req: the

@@ -122,7 +122,10 @@ type Server struct {
 	limits   map[string]int64 // mux pattern -> its own body limit (Route.MaxBodyBytes)
 	// limitHints: mux pattern -> what sets its own body limit (Route.MaxBodyHint)
 	limitHints map[string]string
-	vkRL       *authLimiter           // virtual keys' own request rates, per key id
+	vkRL       *authLimiter // virtual keys' own request rates, per key id
+	// tokensLeft is the gateway's Gateway.TokensLeft (nil without Completions): a virtual
+	// key's tokens_per_minute and what its last minute leaves, for x-ratelimit-*-tokens.
+	tokensLeft func(*completions.Budget) (limit, left int64)
 	shared     *store.Counters        // Config.SharedLimits: request rates shared with the other processes
 	direct     map[string]directRoute // mux pattern without wildcards -> its handler
 	// gateways: mux pattern of a gateway route -> its gateway and operation (handleGateway),
