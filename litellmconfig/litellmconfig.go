@@ -85,6 +85,11 @@ type Config struct {
 	// Passthrough lists the wildcard deployments' providers ("openai/*"): every model of
 	// those providers is served by its provider/model name.
 	Passthrough []string
+	// MaxBudget is litellm_settings.max_budget: the USD every request of the proxy may
+	// spend together (0: no bound); BudgetDuration its budget_duration ("30d"; "" never
+	// reset), as written.
+	MaxBudget      float64
+	BudgetDuration string
 	// Listed are what the config names besides its model groups, as LiteLLM's /v1/models
 	// lists its model_list: each model_name with '/' (served as its Member), and each
 	// wildcard deployment's "provider/*" (every catalogued model of the provider).
@@ -197,7 +202,7 @@ var (
 	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags", "tag_regex", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "frequency_penalty", "presence_penalty", "reasoning_effort", "extra_headers", "organization"}
 	infoKeys    = []string{"id", "db_model", "base_model", "mode", "enable_tag_filtering", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
 	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
-	litellmKeys = []string{"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
+	litellmKeys = []string{"max_budget", "budget_duration", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
 		"callbacks", "success_callback", "failure_callback", // the callbacks: read (or warned about) by parser.callbacks
 		"enable_end_user_cost_tracking_prometheus_only"}
 	generalKeys     = []string{"master_key", "reject_clientside_metadata_tags"}
@@ -337,6 +342,9 @@ func parseDoc(doc map[string]any, lookupEnv func(string) (string, bool), first i
 	p.ignore("router_settings.", router, routerKeys)
 	p.ignore("litellm_settings.", litellm, litellmKeys)
 	p.callbacks(litellm)
+	if err := p.proxyBudget(litellm); err != nil {
+		return nil, err
+	}
 	if v, ok := litellm["enable_end_user_cost_tracking_prometheus_only"]; ok && v != nil {
 		on, isBool := v.(bool)
 		if !isBool {
@@ -1207,6 +1215,34 @@ func deploymentTags(path string, v any) ([]string, error) {
 		return nil, &Error{Path: path, Message: err.Error()}
 	}
 	return completions.AddTags(nil, tags...), nil
+}
+
+// proxyBudget reads litellm_settings.max_budget (USD, a number more than 0, or text or
+// os.environ/NAME holding one) and budget_duration (text such as "30d", checked where it
+// is applied).
+func (p *parser) proxyBudget(litellm map[string]any) error {
+	if v, ok := litellm["max_budget"]; ok && v != nil {
+		n, err := p.share("litellm_settings.max_budget", v)
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return &Error{Path: "litellm_settings.max_budget", Message: fmt.Sprintf("must be more than 0 (USD), got %g", n)}
+		}
+		p.cfg.MaxBudget = n
+	}
+	if v, ok := litellm["budget_duration"]; ok && v != nil {
+		d, err := str("litellm_settings.budget_duration", v)
+		if err != nil {
+			return err
+		}
+		if p.cfg.MaxBudget == 0 {
+			p.cfg.Warnings = append(p.cfg.Warnings, "litellm_settings.budget_duration does nothing without litellm_settings.max_budget")
+			return nil
+		}
+		p.cfg.BudgetDuration = strings.TrimSpace(d)
+	}
+	return nil
 }
 
 // deploymentParams reads the default request parameters among a deployment's

@@ -65,6 +65,9 @@ func Completions(g *completions.Gateway) Option {
 		// Close commits conversation turns still queued (completions.WriteBehind).
 		s.OnClose(g.Close)
 		s.tokensLeft = g.TokensLeft // the x-ratelimit-*-tokens headers
+		if err := s.setUpProxyBudget(); err != nil {
+			return err
+		}
 		// Job keys minted by another process on the same store (a replica that runs the job),
 		// and virtual keys (issued by any process).
 		s.Auth().SetScopeResolver(keyScopes(s.cfg.Store))
@@ -635,6 +638,9 @@ func completionsError(err error) *APIError {
 	case errors.As(err, &team) && team.Kind == endUserKind:
 		// An end user's account refused the request: LiteLLM's wording and status.
 		return endUserRefusal(team)
+	case errors.As(err, &team) && team.Kind == proxyBudgetKind:
+		// The proxy-wide budget (LiteLLM's litellm_settings.max_budget) is spent.
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "%s", proxyRefusal(team))
 	case errors.As(err, &team) && (team.Kind == userKind || team.Kind == teamMemberKind || team.Kind == orgMemberKind):
 		// A user's account (or its membership's in the key's team or in the team's
 		// organization) refused the request.

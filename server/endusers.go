@@ -535,7 +535,16 @@ func (s *Server) gatewayScope(r *http.Request, received time.Time) (completions.
 		e = requestEndUser(r, nil)
 	}
 	sc.EndUser = e.id // recorded in the request history (/spend/logs' end_user)
-	return s.withEndUser(r.Context(), sc, e.field, e.id)
+	sc, err := s.withEndUser(r.Context(), sc, e.field, e.id)
+	if err != nil || s.proxyBudget == nil {
+		return sc, err
+	}
+	b := sc.Budget
+	if b == nil { // the operator's own key: an unbounded account of this request only
+		b = completions.NewBudget(completions.BudgetLimits{})
+	}
+	sc.Budget = b.Within(s.proxyBudget, proxyBudgetKind, proxyBudgetID)
+	return sc, nil
 }
 
 // requestEndUser names the end user of a gateway request r, as LiteLLM reads it: its

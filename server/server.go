@@ -100,6 +100,14 @@ type Config struct {
 	// with a 400 naming metadata.tags: only its virtual key's tags apply, so that tag budgets
 	// and tag routing follow the keys (LiteLLM's general_settings.reject_clientside_metadata_tags).
 	RejectClientTags bool
+	// ProxyMaxBudgetUSD, when positive, is the USD every gateway request of every key
+	// (the operator's too) may spend together before they are refused (a 429 in
+	// LiteLLM's words, "Budget has been exceeded! Current cost: …, Max budget: …"):
+	// LiteLLM's litellm_settings.max_budget, one account in Store shared by the replicas.
+	ProxyMaxBudgetUSD float64
+	// ProxyBudgetDuration, with ProxyMaxBudgetUSD, starts that account afresh this often
+	// from its first use (LiteLLM's budget_duration: "30d", "1h", "1mo"); "" never.
+	ProxyBudgetDuration string
 }
 
 // Option plugs a capability into the server.
@@ -126,8 +134,11 @@ type Server struct {
 	// tokensLeft is the gateway's Gateway.TokensLeft (nil without Completions): a virtual
 	// key's tokens_per_minute and what its last minute leaves, for x-ratelimit-*-tokens.
 	tokensLeft func(*completions.Budget) (limit, left int64)
-	shared     *store.Counters        // Config.SharedLimits: request rates shared with the other processes
-	direct     map[string]directRoute // mux pattern without wildcards -> its handler
+	// proxyBudget is Config.ProxyMaxBudgetUSD's account (nil: none), which every gateway
+	// request draws on (gatewayScope).
+	proxyBudget *completions.Budget
+	shared      *store.Counters        // Config.SharedLimits: request rates shared with the other processes
+	direct      map[string]directRoute // mux pattern without wildcards -> its handler
 	// gateways: mux pattern of a gateway route -> its gateway and operation (handleGateway),
 	// to record a request refused before its handler runs (refuseBeforeHandler).
 	gateways map[string]gatewayRoute

@@ -72,6 +72,22 @@ func (c *serveConfig) loadLiteLLM(fs *flag.FlagSet, log *slog.Logger) error {
 			c.maxRetries = -1 // completions.Options: 0 is the default (2), negative none
 		}
 	}
+	for _, f := range []struct {
+		flag string
+		set  bool
+		to   func()
+	}{
+		{"max-budget-usd", lc.MaxBudget > 0, func() { c.MaxBudgetUSD = lc.MaxBudget }},
+		{"budget-duration", lc.BudgetDuration != "", func() { c.BudgetDuration = lc.BudgetDuration }},
+	} {
+		switch {
+		case !f.set:
+		case given[f.flag]:
+			log.Info("litellm config: its " + f.flag + " gives way to the flag's")
+		default:
+			f.to()
+		}
+	}
 	if lc.Prometheus {
 		if given["litellm-metrics"] {
 			log.Info("litellm config: its prometheus callback gives way to --litellm-metrics", "litellm_metrics", c.Telemetry.LiteLLM)

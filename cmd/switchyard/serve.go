@@ -50,6 +50,12 @@ type serveConfig struct {
 	LiteLLMConfig string
 	litellm       *litellmconfig.Config
 	maxRetries    int
+	// MaxBudgetUSD and BudgetDuration are --max-budget-usd and --budget-duration: the USD
+	// every gateway request may spend together (server.Config.ProxyMaxBudgetUSD), and how
+	// often that account starts afresh; a LiteLLM config's litellm_settings.max_budget and
+	// budget_duration set them unless given.
+	MaxBudgetUSD   float64
+	BudgetDuration string
 	// Guardrails is --guardrails: a JSON file of guardrails (completions.GuardrailConfig).
 	Guardrails string
 	// MCP is the MCP gateway's flags: --mcp-servers, --mcp-call-timeout,
@@ -178,6 +184,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.IntVar(&c.Conns.MaxConnectionsPerClient, "max-connections-per-client", 1024, "connections one client address (IPv6: its /64) may hold at once; one more gets 429 and is closed, so one client cannot take every --max-connections slot. --trusted-proxies are exempt (their connections carry many clients): behind a reverse proxy, list it there. The default, a quarter of the default --max-connections, is far above one real client's needs (0: no bound)")
 	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
 	fs.IntVar(&c.Conns.EndUsersPerKey, "end-users-per-key", server.DefaultMaxEndUsersPerKey, "end users (LiteLLM's customers) one API key may have; past it a request naming a new one is refused with 400 (negative: no bound)")
+	fs.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "USD every gateway request of every key (the operator's too) may spend together before they are refused with a 429 (LiteLLM's litellm_settings.max_budget; one account in the store, shared by the replicas; 0: no bound)")
+	fs.StringVar(&c.BudgetDuration, "budget-duration", "", "with --max-budget-usd: how often that account starts afresh from its first use (30d, 1h, 1mo; LiteLLM's budget_duration; empty: never)")
 	fs.IntVar(&c.Conns.RequestsPerMinutePerKey, "requests-per-minute-per-key", 0, "POST requests one API key may make per minute before it gets 429 with Retry-After (0: no bound); with a postgres --store, across the replicas (see --limits-sync-interval)")
 	fs.DurationVar(&c.Conns.LimitsSync, "limits-sync-interval", time.Second, "with a postgres --store: how often each replica shares the requests and tokens it counted against per-key rates (--requests-per-minute-per-key, virtual keys' requests_per_minute and tokens_per_minute), so the bounds hold across replicas give or take this much of their traffic; 0 keeps each replica's count its own")
 	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For, and they are exempt from --max-connections-per-client (empty: the header is ignored)")
@@ -370,6 +378,8 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		TrustedProxies:          proxies,
 		Middleware:              obs.middleware(),
 		RejectClientTags:        c.litellm != nil && c.litellm.RejectClientTags, // general_settings.reject_clientside_metadata_tags
+		ProxyMaxBudgetUSD:       c.MaxBudgetUSD,
+		ProxyBudgetDuration:     c.BudgetDuration,
 	}, opts...)
 	if err != nil {
 		return err

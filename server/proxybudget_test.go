@@ -1,0 +1,67 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestProxyBudget: with ProxyMaxBudgetUSD, the requests of every key — the operator's and
+// a virtual key's alike — draw on one account; once it is spent each is refused with a 429
+// in LiteLLM's words, on any replica of the store; a later start keeps what was spent.
+func TestProxyBudget(t *testing.T) {
+	st := newTestStore(t)
+	cfg := Config{APIKeys: []string{testKey, completionsOtherKey}, ProxyMaxBudgetUSD: 0.02}
+	hs, s := keysServerWith(t, st, &fakeOpenAIUpstream{}, cfg)
+	vk := issue(t, s, `{}`)
+	spent := false
+	for i := range 40 {
+		key := testKey
+		if i%2 == 1 {
+			key = vk.Key
+		}
+		resp, b := chatWith(t, hs, key, "openai/ok")
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if !strings.Contains(string(b), "Budget has been exceeded! Current cost: ") || !strings.Contains(string(b), "Max budget: 0.02") {
+				t.Fatalf("refusal %s: want LiteLLM's words naming the proxy's max budget", b)
+			}
+			spent = true
+			break
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	if !spent {
+		t.Fatal("40 calls at about $0.007 each never reached the $0.02 proxy budget")
+	}
+	for _, key := range []string{testKey, vk.Key} {
+		if resp, b := chatWith(t, hs, key, "openai/ok"); resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("after the budget is spent, key %s…: %d %s, want 429", key[:6], resp.StatusCode, b)
+		}
+	}
+	// A second replica (or a restart) on the store shares the account and what it spent.
+	hs2, _ := keysServerWith(t, st, &fakeOpenAIUpstream{}, cfg)
+	if resp, b := chatWith(t, hs2, testKey, "openai/ok"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("another replica: %d %s, want 429 (one account)", resp.StatusCode, b)
+	}
+	// A larger bound given at the next start lets requests through again.
+	cfg.ProxyMaxBudgetUSD = 100
+	hs3, _ := keysServerWith(t, st, &fakeOpenAIUpstream{}, cfg)
+	if resp, b := chatWith(t, hs3, testKey, "openai/ok"); resp.StatusCode != http.StatusOK {
+		t.Errorf("with a larger bound: %d %s, want 200", resp.StatusCode, b)
+	}
+}
+
+// TestProxyBudgetChecked: a malformed duration or a bound without a store is refused when
+// the gateway is wired, naming the setting.
+func TestProxyBudgetChecked(t *testing.T) {
+	s := testServer(t, Config{APIKeys: []string{testKey}, Store: newTestStore(t), ProxyMaxBudgetUSD: 5, ProxyBudgetDuration: "fortnight"}, nil)
+	if err := s.setUpProxyBudget(); err == nil || !strings.Contains(err.Error(), "ProxyBudgetDuration") {
+		t.Errorf("duration fortnight: %v", err)
+	}
+	s = testServer(t, Config{APIKeys: []string{testKey}, ProxyMaxBudgetUSD: -1, Store: newTestStore(t)}, nil)
+	if err := s.setUpProxyBudget(); err == nil || !strings.Contains(err.Error(), "ProxyMaxBudgetUSD") {
+		t.Errorf("a negative bound: %v", err)
+	}
+}
