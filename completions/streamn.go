@@ -154,6 +154,18 @@ func (m *MultiStream) Response(i int) *Response {
 	return m.runs[i].st.Response()
 }
 
+// Answerer names who answers the first choice that started: its model group (the name
+// asked, "" when none) and its "provider/model", as ResponseStream.ModelGroup and
+// Provider/Model say — what the response headers of an n-choice stream name, once it
+// started (the answer's first model; a choice that falls back later is not reflected).
+func (m *MultiStream) Answerer() (group, model string) {
+	if len(m.choices) == 0 {
+		return "", ""
+	}
+	st := m.runs[m.choices[0]].st
+	return st.ModelGroup(), st.Provider() + "/" + st.Model()
+}
+
 // stream returns choice i's stream (the reader's, between two Recv calls).
 func (m *MultiStream) stream(i int) *ResponseStream { return m.runs[i].st }
 

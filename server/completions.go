@@ -432,6 +432,8 @@ func (s *Server) streamOpenAIChoices(g *completions.Gateway, w http.ResponseWrit
 	if m == nil {
 		return err
 	}
+	group, model := m.Answerer()
+	setLiteLLMDeploymentHeaders(w, g, req, group, model)
 	if err := completions.WriteOpenAIStreamN(w, m, includeUsage); err != nil {
 		s.logStreamEnd(r, "chat completions", err)
 	}
@@ -880,6 +882,8 @@ func (s *Server) streamTextChoices(g *completions.Gateway, w http.ResponseWriter
 	if m == nil {
 		return err
 	}
+	group, model := m.Answerer()
+	setLiteLLMDeploymentHeaders(w, g, req, group, model)
 	if err := completions.WriteOpenAITextStreamN(w, m, treq); err != nil {
 		s.logStreamEnd(r, "text completions", err)
 	}
