@@ -80,14 +80,7 @@ func (g *Gateway) Deployments() []Deployment {
 	for _, name := range slices.Sorted(maps.Keys(rt.groups)) {
 		grp := rt.groups[name]
 		for i, m := range grp.Models {
-			mode := ModeChat
-			switch {
-			case g.HasEmbeddingModel(m) || g.ownEmbedding(m):
-				mode = ModeEmbedding
-			case g.HasRerankModel(m):
-				mode = ModeRerank
-			}
-			d := g.deployment(name, m, mode)
+			d := g.deployment(name, m, g.modeOf(m))
 			if i < len(grp.Tags) && len(grp.Tags[i]) > 0 {
 				d.Tags = slices.Clone(grp.Tags[i])
 			}
@@ -107,14 +100,7 @@ func (g *Gateway) Deployments() []Deployment {
 	}
 	if g.opts.ListConfigured {
 		for _, m := range g.configuredListed() {
-			mode := ModeChat
-			switch {
-			case g.HasEmbeddingModel(m) || g.ownEmbedding(m):
-				mode = ModeEmbedding
-			case g.HasRerankModel(m):
-				mode = ModeRerank
-			}
-			out = append(out, g.deployment(m, m, mode))
+			out = append(out, g.deployment(m, m, g.modeOf(m)))
 		}
 		return out
 	}
@@ -127,6 +113,18 @@ func (g *Gateway) Deployments() []Deployment {
 		}
 	}
 	return out
+}
+
+// modeOf is the mode of model as a deployment: an embedding or rerank model when the
+// gateway serves it as one, else a chat model.
+func (g *Gateway) modeOf(model string) string {
+	switch {
+	case g.HasEmbeddingModel(model) || g.ownEmbedding(model):
+		return ModeEmbedding
+	case g.HasRerankModel(model):
+		return ModeRerank
+	}
+	return ModeChat
 }
 
 // ownEmbedding reports whether the price catalogue holds model as an embedding model of
