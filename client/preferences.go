@@ -104,6 +104,20 @@ func (c *Client) ListPreferences(ctx context.Context, cursor string, limit int) 
 	return &out, nil
 }
 
+// RenamePreference gives a preference a new label ("" removes it) and returns it; its
+// router and feedback are kept (PATCH /api/v1/preferences/{id}; Not Diamond's
+// preferences.update). An unknown id is a 404 *APIError.
+func (c *Client) RenamePreference(ctx context.Context, id, name string) (*Preference, error) {
+	if id == "" {
+		return nil, fmt.Errorf("client: PATCH /api/v1/preferences/: %w", ErrMissingID)
+	}
+	var out Preference
+	if err := c.do(ctx, http.MethodPatch, "/api/v1/preferences/"+url.PathEscape(id), nil, map[string]*string{"name": &name}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // DeletePreference deletes a preference with what it learned.
 func (c *Client) DeletePreference(ctx context.Context, id string) error {
 	if id == "" {

@@ -55,6 +55,13 @@ func TestPreferencesAgainstServer(t *testing.T) {
 	if err != nil || len(list.Data) != 1 {
 		t.Fatalf("list: %+v, %v", list, err)
 	}
+	renamed, err := c.RenamePreference(ctx, p.PreferenceID, "support v2")
+	if err != nil || renamed.Name != "support v2" || renamed.FeedbackCount != 1 {
+		t.Fatalf("rename: %+v, %v (its feedback kept)", renamed, err)
+	}
+	if _, err := c.RenamePreference(ctx, "pref_nosuch", "x"); err == nil {
+		t.Fatal("renaming an unknown preference succeeded")
+	}
 	if err := c.DeletePreference(ctx, p.PreferenceID); err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,7 @@ func TestReview22lEmptyIDSendsNothing(t *testing.T) {
 		"BatchOutput":      func() error { return iterErr(c.BatchOutput(ctx, "")) },
 		"Preference":       func() error { _, err := c.Preference(ctx, ""); return err },
 		"DeletePreference": func() error { return c.DeletePreference(ctx, "") },
+		"RenamePreference": func() error { _, err := c.RenamePreference(ctx, "", "x"); return err },
 		"DeleteCached":     func() error { return c.DeleteCached(ctx, "") },
 	}
 	for name, call := range byName {

@@ -31,7 +31,7 @@ from .users import (add_team_member, create_user, delete_user, get_user, iterate
                     remove_team_member, update_team_member, update_user)
 from .customers import (create_customer, delete_customer, get_customer, iterate_customers, list_customers,
                         update_customer)
-from .preferences import delete_preference, get_preference, iterate_preferences, list_preferences
+from .preferences import delete_preference, get_preference, iterate_preferences, list_preferences, rename_preference
 from .embeddings import embed, vectors
 from .rerank import indexes, rerank
 from .moderations import moderate
@@ -64,7 +64,7 @@ __all__ = [
     "add_team_member", "list_team_members", "update_team_member", "remove_team_member",
     "create_customer", "get_customer", "list_customers", "iterate_customers", "update_customer",
     "delete_customer",
-    "get_preference", "list_preferences", "iterate_preferences", "delete_preference",
+    "get_preference", "list_preferences", "iterate_preferences", "delete_preference", "rename_preference",
     "embed", "vectors", "rerank", "indexes", "moderate", "generate_images", "edit_images",
     "purge_cache", "delete_cached", "spend", "user_daily_activity", "team_daily_activity", "tag_daily_activity",
     "upload_file", "get_file", "list_files", "file_content", "delete_file", "create_batch", "get_batch",

@@ -46,6 +46,13 @@ def iterate_preferences(*, client: Optional[Client] = None, **filters: Any) -> I
     return _each_page(lambda **q: list_preferences(client=c, **q), filters)
 
 
+def rename_preference(preference_id: str, name: str, *, client: Optional[Client] = None) -> Dict[str, Any]:
+    """Gives a preference a new label (``""`` removes it) and returns it; its router and
+    feedback are kept (Not Diamond's ``preferences.update``). NotFoundError for an unknown
+    id, ValidationError (or BadRequestError) for a name over 256 characters."""
+    return (client or Client()).request("PATCH", _preference_path(preference_id), body={"name": name})
+
+
 def delete_preference(preference_id: str, *, client: Optional[Client] = None) -> Dict[str, Any]:
     """Deletes a preference with what it learned; returns ``{"preference_id", "deleted":
     True}``. NotFoundError for an unknown id."""

@@ -278,6 +278,8 @@ class ParityServerTest(unittest.TestCase):
         with self.assertRaises(switchyard.ValidationError) as cm:
             switchyard.list_preferences(limit=1000, client=self.client)
         self.assertIn("limit", cm.exception.message)
+        renamed = switchyard.rename_preference(a["preference_id"], "first v2", client=self.client)
+        self.assertEqual((renamed["preference_id"], renamed["name"]), (a["preference_id"], "first v2"))
         gone = switchyard.delete_preference(a["preference_id"], client=self.client)
         self.assertEqual((gone["preference_id"], gone["deleted"]), (a["preference_id"], True))
         with self.assertRaises(switchyard.NotFoundError):
