@@ -526,25 +526,39 @@ func withEndUserNamed(r *http.Request, names []string, fromBody ...string) *http
 	return r.WithContext(context.WithValue(r.Context(), endUserKey{}, e))
 }
 
-// gatewayScope is the gateway scope of an authenticated request (completionsScope) drawing
+// keyScope is the gateway scope of an authenticated request (completionsScope) drawing
 // on its end user's account too: the one withEndUserOf named, else its headers'.
-func (s *Server) gatewayScope(r *http.Request, received time.Time) (completions.Scope, error) {
+func (s *Server) keyScope(r *http.Request, received time.Time) (completions.Scope, error) {
 	sc := completionsScope(r, received)
 	e, _ := r.Context().Value(endUserKey{}).(endUserNamed)
 	if e.id == "" {
 		e = requestEndUser(r, nil)
 	}
 	sc.EndUser = e.id // recorded in the request history (/spend/logs' end_user)
-	sc, err := s.withEndUser(r.Context(), sc, e.field, e.id)
-	if err != nil || s.proxyBudget == nil {
+	return s.withEndUser(r.Context(), sc, e.field, e.id)
+}
+
+// gatewayScope is the gateway scope of an authenticated request (keyScope) drawing on the
+// proxy-wide account too (Config.ProxyMaxBudgetUSD).
+func (s *Server) gatewayScope(r *http.Request, received time.Time) (completions.Scope, error) {
+	sc, err := s.keyScope(r, received)
+	if err != nil {
 		return sc, err
+	}
+	return s.withProxyBudget(sc), nil
+}
+
+// withProxyBudget is sc drawing on the proxy-wide account (sc itself without one).
+func (s *Server) withProxyBudget(sc completions.Scope) completions.Scope {
+	if s.proxyBudget == nil {
+		return sc
 	}
 	b := sc.Budget
 	if b == nil { // the operator's own key: an unbounded account of this request only
 		b = completions.NewBudget(completions.BudgetLimits{})
 	}
 	sc.Budget = b.Within(s.proxyBudget, proxyBudgetKind, proxyBudgetID)
-	return sc, nil
+	return sc
 }
 
 // requestEndUser names the end user of a gateway request r, as LiteLLM reads it: its

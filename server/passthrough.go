@@ -387,9 +387,15 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	if err != nil {
 		return err
 	}
-	scope, err := s.gatewayScope(withEndUserOf(r), received)
+	scope, err := s.keyScope(withEndUserOf(r), received)
 	if err != nil {
 		return err
+	}
+	if model != "" || scope.Budget != nil {
+		// A request naming no model costs nothing the gateway can count: the operator's
+		// key forwards it whatever the proxy-wide account (which would refuse it as a
+		// budget held to models does).
+		scope = s.withProxyBudget(scope)
 	}
 	call, err := g.BeginPassThrough(r.Context(), scope, pt.provider, model, stream, tags...)
 	if err != nil {

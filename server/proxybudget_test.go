@@ -1,7 +1,10 @@
 package server
 
 import (
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -63,5 +66,36 @@ func TestProxyBudgetChecked(t *testing.T) {
 	s = testServer(t, Config{APIKeys: []string{testKey}, ProxyMaxBudgetUSD: -1, Store: newTestStore(t)}, nil)
 	if err := s.setUpProxyBudget(); err == nil || !strings.Contains(err.Error(), "ProxyMaxBudgetUSD") {
 		t.Errorf("a negative bound: %v", err)
+	}
+}
+
+// TestProxyBudgetOperatorPassThroughWithoutModel: with ProxyMaxBudgetUSD, the operator's
+// key still forwards a provider request that names no model (a file list, a batch), as it
+// does without the bound; a virtual key held to a budget is still refused it.
+func TestProxyBudgetOperatorPassThroughWithoutModel(t *testing.T) {
+	up := &scriptedProviders{cancelled: make(chan struct{})}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "server-openai-key"}))
+	st := newTestStore(t)
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, ProxyMaxBudgetUSD: 5}, nil)
+	if err := Completions(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	before := up.count()
+	resp, b := sendPassThrough(t, "GET", hs.URL+"/openai/v1/files", "", map[string]string{"Authorization": "Bearer " + testKey})
+	if resp.StatusCode == http.StatusForbidden || up.count() != before+1 {
+		t.Errorf("the operator's file list under a proxy budget: %d %s (upstream calls %d), want it forwarded", resp.StatusCode, b, up.count()-before)
+	}
+	vk := issue(t, s, `{"max_budget_usd":1}`)
+	resp, b = sendPassThrough(t, "GET", hs.URL+"/openai/v1/files", "", map[string]string{"Authorization": "Bearer " + vk.Key})
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(b, "name a model") {
+		t.Errorf("a virtual key's file list: %d %s, want 403", resp.StatusCode, b)
 	}
 }
