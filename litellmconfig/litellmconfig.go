@@ -1217,8 +1217,8 @@ func deploymentTags(path string, v any) ([]string, error) {
 	return completions.AddTags(nil, tags...), nil
 }
 
-// proxyBudget reads litellm_settings.max_budget (USD, a number more than 0, or text or
-// os.environ/NAME holding one) and budget_duration (text such as "30d", checked where it
+// proxyBudget reads litellm_settings.max_budget (USD, a number, 0 for no bound as on
+// LiteLLM, or text or os.environ/NAME holding one) and budget_duration (text such as "30d", checked where it
 // is applied).
 func (p *parser) proxyBudget(litellm map[string]any) error {
 	if v, ok := litellm["max_budget"]; ok && v != nil {
@@ -1226,8 +1226,9 @@ func (p *parser) proxyBudget(litellm map[string]any) error {
 		if err != nil {
 			return err
 		}
-		if n <= 0 {
-			return &Error{Path: "litellm_settings.max_budget", Message: fmt.Sprintf("must be more than 0 (USD), got %g", n)}
+		if n == 0 { // share refuses a negative one
+			// LiteLLM's default (its docs' example writes it): no proxy-wide bound.
+			p.cfg.Warnings = append(p.cfg.Warnings, "litellm_settings.max_budget 0 sets no proxy-wide bound (as on LiteLLM)")
 		}
 		p.cfg.MaxBudget = n
 	}

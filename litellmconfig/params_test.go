@@ -115,14 +115,20 @@ func TestDeploymentOrganization(t *testing.T) {
 }
 
 // TestProxyMaxBudget: litellm_settings.max_budget and budget_duration are read (the
-// proxy-wide budget); a bound of 0 or less is refused naming it; a duration alone warns.
+// proxy-wide budget); 0 is no bound (LiteLLM's default), a negative one is refused naming
+// it; a duration alone warns.
 func TestProxyMaxBudget(t *testing.T) {
 	cfg, err := Parse([]byte("model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nlitellm_settings: {max_budget: 250, budget_duration: 30d}\n"), env(map[string]string{"OPENAI_API_KEY": "sk"}))
 	if err != nil || cfg.MaxBudget != 250 || cfg.BudgetDuration != "30d" {
 		t.Fatalf("cfg %+v, %v: want max_budget 250 per 30d", cfg, err)
 	}
-	if _, err := Parse([]byte("model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nlitellm_settings: {max_budget: 0}\n"), env(map[string]string{"OPENAI_API_KEY": "sk"})); err == nil || !strings.Contains(err.Error(), "litellm_settings.max_budget: must be more than 0") {
-		t.Errorf("max_budget 0: %v", err)
+	if _, err := Parse([]byte("model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nlitellm_settings: {max_budget: -1}\n"), env(map[string]string{"OPENAI_API_KEY": "sk"})); err == nil || !strings.Contains(err.Error(), "litellm_settings.max_budget: must be 0 or more") {
+		t.Errorf("max_budget -1: %v", err)
+	}
+	// LiteLLM's default and its docs' example (max_budget: 0 with budget_duration: 30d): no bound.
+	cfg, err = Parse([]byte("model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nlitellm_settings: {max_budget: 0, budget_duration: 30d}\n"), env(map[string]string{"OPENAI_API_KEY": "sk"}))
+	if err != nil || cfg.MaxBudget != 0 || cfg.BudgetDuration != "" || !strings.Contains(strings.Join(cfg.Warnings, "\n"), "max_budget 0 sets no proxy-wide bound") {
+		t.Errorf("max_budget 0: %+v %v, want no bound, warned", cfg, err)
 	}
 	cfg, err = Parse([]byte("model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nlitellm_settings: {budget_duration: 1d}\n"), env(map[string]string{"OPENAI_API_KEY": "sk"}))
 	if err != nil || cfg.BudgetDuration != "" || !strings.Contains(strings.Join(cfg.Warnings, "\n"), "budget_duration does nothing without") {
