@@ -55,15 +55,21 @@ type tokenWindow struct {
 // total to drop below limit (now when it is below already).
 func (w *tokenWindow) sum(now time.Time, limit int64) (total int64, below time.Time) {
 	n := now.Unix()
-	var secs []int64 // the seconds of the minute that used tokens, oldest first
-	for i, t := range w.at {
-		if t > n-60 && t <= n && w.sec[i] > 0 {
+	in := func(i int) bool { return w.at[i] > n-60 && w.at[i] <= n && w.sec[i] > 0 }
+	for i := range w.at {
+		if in(i) {
 			total += w.sec[i]
-			secs = append(secs, t)
 		}
 	}
 	if total < limit {
+		// Every request of a key with a bound asks (and its rate headers): no allocation.
 		return total, now
+	}
+	var secs []int64 // the seconds of the minute that used tokens, oldest first
+	for i, t := range w.at {
+		if in(i) {
+			secs = append(secs, t)
+		}
 	}
 	slices.Sort(secs)
 	left := total
