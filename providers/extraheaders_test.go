@@ -75,3 +75,35 @@ func TestProviderHeaders(t *testing.T) {
 		t.Errorf("error %v: want one without the header's value", err)
 	}
 }
+
+// TestForwardKeepsCallerBetas: a pass-through request's own anthropic-beta flags (Claude
+// Code's) go with the entry's configured ones, as a gateway call's do, rather than being
+// replaced by them; another configured header still wins over the caller's.
+func TestForwardKeepsCallerBetas(t *testing.T) {
+	var got http.Header
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(up.Close)
+	p := providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: up.URL, APIKey: "sk-a",
+		Headers: map[string]string{"anthropic-beta": "context-1m-2025-08-07", "X-Team": "configured"}})
+	h := http.Header{}
+	h.Set("Anthropic-Beta", "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14")
+	h.Set("X-Team", "caller")
+	resp, err := p.Forward(context.Background(), &providers.ForwardRequest{Method: "POST", Path: "v1/messages", Header: h, Body: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	betas := strings.Join(got.Values("Anthropic-Beta"), ",")
+	for _, want := range []string{"interleaved-thinking-2025-05-14", "fine-grained-tool-streaming-2025-05-14", "context-1m-2025-08-07"} {
+		if !strings.Contains(betas, want) {
+			t.Errorf("anthropic-beta %q: want %s among them", betas, want)
+		}
+	}
+	if got.Get("X-Team") != "configured" {
+		t.Errorf("X-Team %q: want the configured value", got.Get("X-Team"))
+	}
+}

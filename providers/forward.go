@@ -99,6 +99,12 @@ func (e *endpoint) forward(ctx context.Context, root, path string, req *ForwardR
 		hr.Header[k] = vs
 	}
 	for k, v := range e.cfg.Headers {
+		if http.CanonicalHeaderKey(k) == "Anthropic-Beta" && hr.Header.Get(k) != "" {
+			// The caller's beta flags (Claude Code's) stay beside the configured ones, as a
+			// gateway call's do.
+			hr.Header.Set(k, strings.Join(append(hr.Header.Values(k), v), ","))
+			continue
+		}
 		hr.Header.Set(k, v)
 	}
 	for k, vs := range h {
