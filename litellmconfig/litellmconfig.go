@@ -615,7 +615,7 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 	if d.tags, err = deploymentTags(pp+".tags", params["tags"]); err != nil {
 		return nil, err
 	}
-	if d.tagRegex, err = deploymentTagRegex(pp+".tag_regex", params["tag_regex"]); err != nil {
+	if d.tagRegex, err = p.deploymentTagRegex(pp+".tag_regex", params["tag_regex"]); err != nil {
 		return nil, err
 	}
 	if d.params, err = deploymentParams(pp, params); err != nil {
@@ -876,9 +876,12 @@ func (p *parser) providerEntry(pp, prov string, params map[string]any) (*provide
 			return nil, &Error{Path: pp + ".extra_headers", Message: "must be a map of header names to values, got " + kind(v)}
 		}
 		if pr.Format == providers.FormatVertex {
-			return nil, &Error{Path: pp + ".extra_headers", Message: "not supported for vertex_ai deployments"}
+			p.ignored = append(p.ignored, pp+".extra_headers (a vertex_ai deployment's)")
+			m = nil
 		}
-		pc.Headers = make(map[string]string, len(m))
+		if len(m) > 0 {
+			pc.Headers = make(map[string]string, len(m))
+		}
 		for k, hv := range m {
 			val, _, err := p.value(pp+".extra_headers."+k, hv, true)
 			if err != nil {
@@ -890,10 +893,12 @@ func (p *parser) providerEntry(pp, prov string, params map[string]any) (*provide
 	}
 	// organization: OpenAI's OpenAI-Organization header, as LiteLLM sends it.
 	if v, ok := params["organization"]; ok && v != nil {
-		if pr.Format != providers.FormatOpenAI && pr.Format != providers.FormatAzure {
-			return nil, &Error{Path: pp + ".organization", Message: "applies to OpenAI-format deployments only"}
-		}
 		org, _, err := p.value(pp+".organization", v, false)
+		if pr.Format != providers.FormatOpenAI && pr.Format != providers.FormatAzure {
+			// LiteLLM sends it to OpenAI only: elsewhere it does nothing.
+			p.ignored = append(p.ignored, pp+".organization (not an OpenAI-format deployment's)")
+			org = ""
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1325,8 +1330,10 @@ func deploymentParams(path string, params map[string]any) (completions.MemberPar
 }
 
 // deploymentTagRegex reads a deployment's litellm_params.tag_regex at path: a list of
-// regular expressions (completions.CheckTagPatterns); nil when absent.
-func deploymentTagRegex(path string, v any) ([]string, error) {
+// regular expressions (completions.CheckTagPatterns); nil when absent. A pattern Go's
+// RE2 syntax cannot read (a Python lookahead) is skipped with a warning, as LiteLLM skips
+// one it cannot compile.
+func (p *parser) deploymentTagRegex(path string, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -1339,6 +1346,10 @@ func deploymentTagRegex(path string, v any) ([]string, error) {
 		s, ok := t.(string)
 		if !ok {
 			return nil, &Error{Path: fmt.Sprintf("%s[%d]", path, i), Message: "must be text, got " + kind(t)}
+		}
+		if _, err := regexp.Compile(s); err != nil && s != "" {
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s[%d] %q is not a regular expression of Go's RE2 syntax (%v): skipped, as LiteLLM skips a pattern it cannot compile", path, i, s, err))
+			continue
 		}
 		patterns = append(patterns, s)
 	}

@@ -109,8 +109,23 @@ func TestDeploymentOrganization(t *testing.T) {
 	if !found {
 		t.Errorf("providers %+v: want OpenAI-Organization org-abc", cfg.Providers.Providers)
 	}
-	if _, err := Parse([]byte(`model_list: [{model_name: c, litellm_params: {model: anthropic/claude-x, api_key: sk-a, organization: org-abc}}]`), env(nil)); err == nil || !strings.Contains(err.Error(), "model_list[0].litellm_params.organization") {
-		t.Errorf("organization on anthropic: %v, want refused naming the path", err)
+	// Elsewhere it does nothing on LiteLLM: named among the keys ignored, no header sent.
+	cfg, err = Parse([]byte(`model_list: [{model_name: c, litellm_params: {model: anthropic/claude-x, api_key: sk-a, organization: org-abc}}]`), env(nil))
+	if err != nil || !strings.Contains(strings.Join(cfg.Warnings, "\n"), "model_list[0].litellm_params.organization") {
+		t.Fatalf("organization on anthropic: %v, warnings %q: want it named as ignored", err, cfg.Warnings)
+	}
+	for _, pc := range cfg.Providers.Providers {
+		if pc.Headers["OpenAI-Organization"] != "" {
+			t.Errorf("anthropic entry %s sends OpenAI-Organization", pc.Name)
+		}
+	}
+	// A tag_regex pattern Go cannot read is skipped with a warning, as LiteLLM skips it.
+	cfg, err = Parse([]byte("model_list: [{model_name: a, litellm_params: {model: openai/x, tag_regex: [\"(?=claude)\", \"^User-Agent: codex\"]}}]\nrouter_settings: {enable_tag_filtering: true}\n"), env(map[string]string{"OPENAI_API_KEY": "sk"}))
+	if err != nil || !strings.Contains(strings.Join(cfg.Warnings, "\n"), "tag_regex[0] \"(?=claude)\" is not a regular expression") {
+		t.Fatalf("a lookahead pattern: %v, warnings %q", err, cfg.Warnings)
+	}
+	if g := cfg.ModelGroups["a"]; len(g.TagRegex) != 1 || len(g.TagRegex[0]) != 1 || g.TagRegex[0][0] != "^User-Agent: codex" {
+		t.Errorf("patterns kept %v, want the readable one", g.TagRegex)
 	}
 }
 

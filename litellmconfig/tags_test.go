@@ -70,7 +70,6 @@ func TestTagRoutingConfigBadTags(t *testing.T) {
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, 3]}}]`:                                       `model_list[0].litellm_params.tags[1]: must be text`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: ["two words"]}}]`:                                   `model_list[0].litellm_params.tags: tag 0 "two words" must be 1-64 letters`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [""]}}]`:                                            `model_list[0].litellm_params.tags: tag 0 ""`,
-		`model_list: [{model_name: a, litellm_params: {model: openai/x, tag_regex: ["(claude"]}}]`:                                `model_list[0].litellm_params.tag_regex: pattern 0 "(claude" is not a regular expression`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tag_regex: "claude"}}]`:                                   `model_list[0].litellm_params.tag_regex: must be a list of regular expressions`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, "!paid"]}}]`:                                 `model_list[0].litellm_params.tags: tag 1 "!paid" must not start with '!'`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q]}}]`:             `model_list[0].litellm_params.tags: at most 16 tags`,
