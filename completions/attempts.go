@@ -80,7 +80,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	if err != nil {
 		return nil, err
 	}
-	if err := req.checkMock(); err != nil {
+	if err := g.checkMock(req); err != nil {
 		return nil, err
 	}
 	p := &plan{scope: scope, req: req, start: scope.Received, rt: g.routes()}

@@ -242,6 +242,11 @@ type Options struct {
 	// OpenAI-compatible surfaces (a LiteLLM config's model_name "*" or "openai/*"
 	// entries); New checks them.
 	Wildcards []Wildcard
+	// RefuseMocks refuses LiteLLM's testing switches (Request.MockResponse, MockFailure:
+	// mock_response, mock_testing_fallbacks…) with a *ValidationError naming the field, for
+	// a production server whose keys should neither get answers no model gave nor fail
+	// models on purpose. The zero value takes them, as LiteLLM does.
+	RefuseMocks bool
 	// ListConfigured makes ListedModels and Deployments list only what the configuration
 	// names — the model groups and Listed — in place of every catalogued model of every
 	// configured provider, as LiteLLM's /v1/models lists a config's model_list (a LiteLLM

@@ -21,6 +21,21 @@ var mockFailureKinds = map[providers.ErrorKind]string{
 	providers.KindContentFilter: "mock_testing_content_policy_fallbacks",
 }
 
+// checkMock refuses req's testing switches when Options.RefuseMocks says so, naming the
+// field, and a MockFailure of a kind LiteLLM's switches do not make up.
+func (g *Gateway) checkMock(req *Request) error {
+	if g.opts.RefuseMocks {
+		field := mockFailureKinds[req.MockFailure]
+		if req.MockResponse != nil {
+			field = "mock_response"
+		}
+		if field != "" {
+			return invalid(field, "this server does not take LiteLLM's testing switches (serve --refuse-mock-responses)")
+		}
+	}
+	return req.checkMock()
+}
+
 // checkMock refuses a MockFailure of a kind LiteLLM's switches do not make up.
 func (r *Request) checkMock() error {
 	if r.MockFailure == providers.KindUnknown {

@@ -94,3 +94,40 @@ func TestMockFailure(t *testing.T) {
 		t.Errorf("MockFailure rate_limited: %v, want a validation error naming mock_failure", err)
 	}
 }
+
+// TestRefuseMocks: with Options.RefuseMocks, mock_response and the mock_testing_* switches
+// are refused naming their field and nothing is called; without it they are taken.
+func TestRefuseMocks(t *testing.T) {
+	g, up, _ := faultGatewayWith(t, func(o *Options) {
+		o.RefuseMocks = true
+		o.ModelGroups = map[string]ModelGroup{"G": {Models: []string{"up/a"}, Fallbacks: []string{"up/c"}}}
+	})
+	text := "canned"
+	for _, c := range []struct {
+		set   func(*Request)
+		field string
+	}{
+		{func(r *Request) { r.MockResponse = &text }, "mock_response"},
+		{func(r *Request) { r.MockFailure = providers.KindOverloaded }, "mock_testing_fallbacks"},
+		{func(r *Request) { r.MockFailure = providers.KindContextLength }, "mock_testing_context_fallbacks"},
+	} {
+		req := chatRequest(t, `{"model":"G","messages":[{"role":"user","content":"hi"}]}`)
+		c.set(req)
+		_, err := g.Complete(context.Background(), Scope{Owner: "k"}, req)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != c.field {
+			t.Errorf("%s: %v, want a ValidationError naming it", c.field, err)
+		}
+	}
+	up.mu.Lock()
+	if len(up.calls) != 0 {
+		t.Errorf("upstream called: %v", up.calls)
+	}
+	up.mu.Unlock()
+	open, _, _ := faultGatewayWith(t, nil)
+	req := chatRequest(t, `{"model":"up/a","messages":[{"role":"user","content":"hi"}]}`)
+	req.MockResponse = &text
+	if resp, err := open.Complete(context.Background(), Scope{Owner: "k"}, req); err != nil || resp.Text() != "canned" {
+		t.Errorf("without RefuseMocks: %v %v, want the mock answer", resp, err)
+	}
+}

@@ -56,6 +56,9 @@ type serveConfig struct {
 	// budget_duration set them unless given.
 	MaxBudgetUSD   float64
 	BudgetDuration string
+	// RefuseMocks is --refuse-mock-responses: LiteLLM's testing switches are refused
+	// (completions.Options.RefuseMocks).
+	RefuseMocks bool
 	// Guardrails is --guardrails: a JSON file of guardrails (completions.GuardrailConfig).
 	Guardrails string
 	// MCP is the MCP gateway's flags: --mcp-servers, --mcp-call-timeout,
@@ -184,6 +187,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.IntVar(&c.Conns.MaxConnectionsPerClient, "max-connections-per-client", 1024, "connections one client address (IPv6: its /64) may hold at once; one more gets 429 and is closed, so one client cannot take every --max-connections slot. --trusted-proxies are exempt (their connections carry many clients): behind a reverse proxy, list it there. The default, a quarter of the default --max-connections, is far above one real client's needs (0: no bound)")
 	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
 	fs.IntVar(&c.Conns.EndUsersPerKey, "end-users-per-key", server.DefaultMaxEndUsersPerKey, "end users (LiteLLM's customers) one API key may have; past it a request naming a new one is refused with 400 (negative: no bound)")
+	fs.BoolVar(&c.RefuseMocks, "refuse-mock-responses", false, "refuse LiteLLM's testing switches in chat requests (mock_response, which answers without a model, and mock_testing_fallbacks and its kin, which fail the model asked to test its fallbacks) with a 400 naming the field, for a production server (default: taken, as LiteLLM takes them)")
 	fs.Float64Var(&c.MaxBudgetUSD, "max-budget-usd", 0, "USD every gateway request of every key (the operator's too) may spend together before they are refused with a 429 (LiteLLM's litellm_settings.max_budget; one account in the store, shared by the replicas; 0: no bound)")
 	fs.StringVar(&c.BudgetDuration, "budget-duration", "", "with --max-budget-usd: how often that account starts afresh from its first use (30d, 1h, 1mo; LiteLLM's budget_duration; empty: never)")
 	fs.IntVar(&c.Conns.RequestsPerMinutePerKey, "requests-per-minute-per-key", 0, "POST requests one API key may make per minute before it gets 429 with Retry-After (0: no bound); with a postgres --store, across the replicas (see --limits-sync-interval)")

@@ -246,6 +246,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		DeploymentIDs:      deploymentIDs,
 		Wildcards:          wildcards,
 		ListConfigured:     w.cfg.litellm != nil,
+		RefuseMocks:        w.cfg.RefuseMocks,
 		Listed:             listed,
 		DefaultMaxRetries:  w.cfg.maxRetries,
 		Ledger:             completions.LogLedger{Logger: w.log},
