@@ -272,3 +272,26 @@ func TestLiteLLMMockResponse(t *testing.T) {
 		t.Errorf("a key over its budget: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestLiteLLMMockOnMessages: Anthropic's /v1/messages takes LiteLLM's testing switches as
+// chat does: mock_response answers in the Messages shape without calling the upstream,
+// mock_testing_fallbacks fails the group asked so that its fallback answers, and
+// mock_timeout is a 400 naming it.
+func TestLiteLLMMockOnMessages(t *testing.T) {
+	hs, _, up, _ := mockServer(t)
+	resp, b := post(t, hs.URL+"/v1/messages", testKey, `{"model":"gpt","max_tokens":50,"mock_response":"canned answer","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"text":"canned answer"`) || !strings.Contains(string(b), `"type":"message"`) {
+		t.Fatalf("mock_response on /v1/messages: %d %s", resp.StatusCode, b)
+	}
+	if n := up.total(); n != 0 {
+		t.Errorf("the upstream was called %d times", n)
+	}
+	resp, b = post(t, hs.URL+"/v1/messages", testKey, `{"model":"gpt","max_tokens":50,"mock_testing_fallbacks":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || up.count("ok") != 0 || up.count("other") != 1 {
+		t.Errorf("mock_testing_fallbacks on /v1/messages: %d %s; calls ok %d other %d, want only the fallback", resp.StatusCode, b, up.count("ok"), up.count("other"))
+	}
+	resp, b = post(t, hs.URL+"/v1/messages", testKey, `{"model":"gpt","max_tokens":50,"mock_timeout":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "mock_timeout") {
+		t.Errorf("mock_timeout on /v1/messages: %d %s, want a 400 naming it", resp.StatusCode, b)
+	}
+}
