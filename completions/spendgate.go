@@ -168,13 +168,7 @@ func (sg *spendGate) rateOwn(b *Budget, now time.Time) error {
 	if limit <= 0 {
 		return nil
 	}
-	sg.mu.Lock()
-	defer sg.mu.Unlock()
-	w := sg.tpm[gateKey(b)]
-	if w == nil {
-		return nil
-	}
-	total, below := w.sum(now, limit)
+	total, below := sg.lastMinute(b, now, limit)
 	if total < limit {
 		return nil
 	}
@@ -308,12 +302,18 @@ func (g *Gateway) TokensLeft(b *Budget) (limit, left int64) {
 		return 0, 0
 	}
 	limit = b.limits.TokensPerMinute
-	g.spend.mu.Lock()
-	defer g.spend.mu.Unlock()
-	w := g.spend.tpm[gateKey(b)]
-	if w == nil {
-		return limit, limit
-	}
-	total, _ := w.sum(g.opts.Now(), limit)
+	total, _ := g.spend.lastMinute(b, g.opts.Now(), limit)
 	return limit, max(0, limit-total)
+}
+
+// lastMinute is the tokens b's own account used in the minute to now and, when they reach
+// limit, when they drop below it (tokenWindow.sum); 0 for an account that used none.
+func (sg *spendGate) lastMinute(b *Budget, now time.Time, limit int64) (total int64, below time.Time) {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	w := sg.tpm[gateKey(b)]
+	if w == nil {
+		return 0, now
+	}
+	return w.sum(now, limit)
 }

@@ -1197,29 +1197,48 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 // deploymentTags reads a deployment's litellm_params.tags at path: a list of tags, each
 // as a request's (completions.CheckTags); nil when absent.
 func deploymentTags(path string, v any) ([]string, error) {
+	tags, err := textList(path, v, "tags")
+	if err != nil || tags == nil {
+		return nil, err
+	}
+	if err := completions.CheckDeploymentTags(path, tags); err != nil {
+		return nil, fieldError(path, err)
+	}
+	return completions.AddTags(nil, tags...), nil
+}
+
+// textList reads a list of texts (what it holds names them in the error) at path; nil
+// when absent.
+func textList(path string, v any, what string) ([]string, error) {
 	if v == nil {
 		return nil, nil
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, &Error{Path: path, Message: "must be a list of tags, got " + kind(v)}
+		return nil, &Error{Path: path, Message: "must be a list of " + what + ", got " + kind(v)}
 	}
-	tags := make([]string, 0, len(list))
+	out := make([]string, 0, len(list))
 	for i, t := range list {
 		s, ok := t.(string)
 		if !ok {
 			return nil, &Error{Path: fmt.Sprintf("%s[%d]", path, i), Message: "must be text, got " + kind(t)}
 		}
-		tags = append(tags, s)
+		out = append(out, s)
 	}
-	if err := completions.CheckDeploymentTags(path, tags); err != nil {
-		var ve *completions.ValidationError
-		if errors.As(err, &ve) {
-			return nil, &Error{Path: path, Message: ve.Message}
+	return out, nil
+}
+
+// fieldError is err, a completions check of the value at path, as an *Error naming the
+// field the check named (else path).
+func fieldError(path string, err error) *Error {
+	var ve *completions.ValidationError
+	if errors.As(err, &ve) {
+		if ve.Field != "" {
+			path = ve.Field
 		}
-		return nil, &Error{Path: path, Message: err.Error()}
+		return &Error{Path: path, Message: ve.Message}
 	}
-	return completions.AddTags(nil, tags...), nil
+	return &Error{Path: path, Message: err.Error()}
 }
 
 // proxyBudget reads litellm_settings.max_budget (USD, a number, 0 for no bound as on
@@ -1320,11 +1339,7 @@ func deploymentParams(path string, params map[string]any) (completions.MemberPar
 		mp.ReasoningEffort = s
 	}
 	if err := mp.Check(path); err != nil {
-		var ve *completions.ValidationError
-		if errors.As(err, &ve) {
-			return mp, &Error{Path: ve.Field, Message: ve.Message}
-		}
-		return mp, &Error{Path: path, Message: err.Error()}
+		return mp, fieldError(path, err)
 	}
 	return mp, nil
 }
@@ -1334,19 +1349,12 @@ func deploymentParams(path string, params map[string]any) (completions.MemberPar
 // RE2 syntax cannot read (a Python lookahead) is skipped with a warning, as LiteLLM skips
 // one it cannot compile.
 func (p *parser) deploymentTagRegex(path string, v any) ([]string, error) {
-	if v == nil {
-		return nil, nil
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, &Error{Path: path, Message: "must be a list of regular expressions, got " + kind(v)}
+	list, err := textList(path, v, "regular expressions")
+	if err != nil || list == nil {
+		return nil, err
 	}
 	patterns := make([]string, 0, len(list))
-	for i, t := range list {
-		s, ok := t.(string)
-		if !ok {
-			return nil, &Error{Path: fmt.Sprintf("%s[%d]", path, i), Message: "must be text, got " + kind(t)}
-		}
+	for i, s := range list {
 		if _, err := regexp.Compile(s); err != nil && s != "" {
 			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s[%d] %q is not a regular expression of Go's RE2 syntax (%v): skipped, as LiteLLM skips a pattern it cannot compile", path, i, s, err))
 			continue
@@ -1354,11 +1362,7 @@ func (p *parser) deploymentTagRegex(path string, v any) ([]string, error) {
 		patterns = append(patterns, s)
 	}
 	if err := completions.CheckTagPatterns(path, patterns); err != nil {
-		var ve *completions.ValidationError
-		if errors.As(err, &ve) {
-			return nil, &Error{Path: path, Message: ve.Message}
-		}
-		return nil, &Error{Path: path, Message: err.Error()}
+		return nil, fieldError(path, err)
 	}
 	return completions.AddTags(nil, patterns...), nil
 }

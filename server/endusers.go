@@ -553,11 +553,17 @@ func (s *Server) withProxyBudget(sc completions.Scope) completions.Scope {
 	if s.proxyBudget == nil {
 		return sc
 	}
+	return drawingOn(sc, s.proxyBudget, proxyBudgetKind, proxyBudgetID)
+}
+
+// drawingOn is sc drawing on outer too (kind and name say which in its refusals): the
+// operator's own key, which has no account, gets an unbounded one of this request only.
+func drawingOn(sc completions.Scope, outer *completions.Budget, kind, name string) completions.Scope {
 	b := sc.Budget
-	if b == nil { // the operator's own key: an unbounded account of this request only
+	if b == nil {
 		b = completions.NewBudget(completions.BudgetLimits{})
 	}
-	sc.Budget = b.Within(s.proxyBudget, proxyBudgetKind, proxyBudgetID)
+	sc.Budget = b.Within(outer, kind, name)
 	return sc
 }
 
@@ -598,12 +604,7 @@ func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, i
 	if err != nil {
 		return sc, err
 	}
-	b := sc.Budget
-	if b == nil { // the operator's own key: an unbounded account of this request only
-		b = completions.NewBudget(completions.BudgetLimits{})
-	}
-	sc.Budget = b.Within(eb, endUserKind, id)
-	return sc, nil
+	return drawingOn(sc, eb, endUserKind, id), nil
 }
 
 // endUserAccount loads the account of owner's end user id; one not stored yet is made,
