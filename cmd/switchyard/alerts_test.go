@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -323,7 +324,7 @@ func TestAlertsTeamBudget(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	stop()
-	var types []string
+	var events []alerting.Event
 	for _, a := range rec.all() {
 		var e alerting.Event
 		if err := json.Unmarshal(a.body, &e); err != nil {
@@ -332,6 +333,13 @@ func TestAlertsTeamBudget(t *testing.T) {
 		if e.Subject != team.TeamID || e.Details["subject_kind"] != "team" || !strings.HasPrefix(e.Message, "Team "+team.TeamID) {
 			t.Fatalf("alert %s, want one about team %s", a.body, team.TeamID)
 		}
+		events = append(events, e)
+	}
+	// In the order they happened: the alerter's two workers may deliver two alerts raised
+	// one request apart in either order.
+	slices.SortStableFunc(events, func(a, b alerting.Event) int { return a.Time.Compare(b.Time) })
+	var types []string
+	for _, e := range events {
 		types = append(types, e.Type)
 	}
 	if len(types) != 2 || types[0] != alerting.EventBudgetNear || types[1] != alerting.EventBudgetReached {
