@@ -54,7 +54,8 @@ type AnthropicMessagesRequest struct {
 	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
 	// LiteLLM's testing switches, as on chat completions (OpenAIChatRequest.MockResponse):
 	// mock_response answers without a model; the mock_testing_* switches fail the model
-	// asked so that its fallbacks are taken; mock_timeout is refused.
+	// asked so that its fallbacks are taken; mock_timeout fails it after the wait a silent
+	// model would cost.
 	MockResponse                      json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
 	MockTestingFallbacks              json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
 	MockTestingContextFallbacks       json.RawMessage `json:"mock_testing_context_fallbacks,omitempty" jsonschema:"-"`

@@ -432,7 +432,12 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				return err
 			}
 			if retry == 0 && p.mocks(i) {
-				g.mockFail(ctx, p, i) // no call: the next model, or the fallbacks
+				if err := g.mockFail(ctx, p, i); err != nil { // no call: the next model, or the fallbacks
+					if deadlineHit(ctx) {
+						return p.allFailed() // a mock timeout waited until the deadline, as a silent model would
+					}
+					return err
+				}
 				break
 			}
 			if p.calls >= MaxUpstreamAttempts {

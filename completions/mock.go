@@ -3,6 +3,7 @@ package completions
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -10,8 +11,9 @@ import (
 // LiteLLM's testing switches, as its router and completion() take them: mock_response
 // answers without calling a model (Request.MockResponse), mock_testing_fallbacks (and its
 // context-window and content-policy variants) fails the model group asked without calling
-// it, so that its fallbacks are taken for real (Request.MockFailure). Neither calls,
-// bills, caches or counts against a model's circuit breaker.
+// it, so that its fallbacks are taken for real (Request.MockFailure), and mock_timeout
+// does so after waiting as long as a silent model would keep it. None calls, bills,
+// caches or counts against a model's circuit breaker.
 
 // mockFailureKinds are the failures Request.MockFailure may make up, with the LiteLLM
 // field each stands for.
@@ -19,6 +21,7 @@ var mockFailureKinds = map[providers.ErrorKind]string{
 	providers.KindOverloaded:    "mock_testing_fallbacks",
 	providers.KindContextLength: "mock_testing_context_fallbacks",
 	providers.KindContentFilter: "mock_testing_content_policy_fallbacks",
+	providers.KindTimeout:       "mock_timeout",
 }
 
 // checkMock refuses req's testing switches when Options.RefuseMocks says so, naming the
@@ -42,7 +45,7 @@ func (r *Request) checkMock() error {
 		return nil
 	}
 	if _, ok := mockFailureKinds[r.MockFailure]; !ok {
-		return invalid("mock_failure", "must be overloaded, context_length or content_filter, got %s", r.MockFailure)
+		return invalid("mock_failure", "must be overloaded, context_length, content_filter or timeout, got %s", r.MockFailure)
 	}
 	return nil
 }
@@ -56,18 +59,41 @@ func (p *plan) mocks(i int) bool {
 
 // mockFail records target i's made-up failure (no call: no rpm, slot, breaker, latency
 // or bill) and lets run go on as after a real failure of that kind: the group's next
-// member, or its fallbacks for that kind (switchFallbacks), then the others.
-func (g *Gateway) mockFail(ctx context.Context, p *plan, i int) {
+// member, or its fallbacks for that kind (switchFallbacks), then the others. A timeout
+// first waits what a model that never answers would cost (a stream's first-token
+// timeout, a whole call's attempt timeout, each shortened by the model's own), so
+// that a request's deadline, a client's timeout and the fallbacks meet what a real silent
+// model would bring; it returns ctx's error when ctx ends during that wait (the request's
+// deadline, recorded as the attempt's timeout, or the caller gone).
+func (g *Gateway) mockFail(ctx context.Context, p *plan, i int) error {
 	t, kind := p.targets[i], p.req.MockFailure
-	err := &providers.Error{Provider: t.provider, Model: t.model, Kind: kind,
-		Message: fmt.Sprintf("mock failure for %s (%s): no call was made, to test its fallbacks", t.name, mockFailureKinds[kind])}
+	msg := fmt.Sprintf("mock failure for %s (%s): no call was made, to test its fallbacks", t.name, mockFailureKinds[kind])
+	var waited time.Duration
+	if kind == providers.KindTimeout {
+		d := g.attemptTimeout(p, t.name)
+		if p.streamed {
+			d = g.firstTokenTimeout(p, t.name)
+		}
+		begin := g.opts.Now()
+		err := g.opts.Sleep(ctx, d)
+		waited = g.opts.Now().Sub(begin)
+		if err != nil && !deadlineHit(ctx) {
+			return err // the caller went away
+		}
+		msg = fmt.Sprintf("mock timeout for %s (mock_timeout): no call was made; waited %s, as a model that never answers would keep the request", t.name, waited.Round(time.Millisecond))
+	}
+	err := &providers.Error{Provider: t.provider, Model: t.model, Kind: kind, Message: msg}
 	p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(),
-		Error: err.Error(), Err: err, Mock: true})
+		Error: err.Error(), Err: err, Mock: true, LatencyMS: waited.Milliseconds()})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	g.log.DebugContext(ctx, "completions: mock failure", "model", t.name, "kind", kind.String())
 	g.switchFallbacks(ctx, p, i, kind)
 	if p.req.group != nil {
 		p.mockN = min(p.mockN, p.members) // the members left out by switchFallbacks
 	}
+	return nil
 }
 
 // mockAnswer makes p answer with its request's MockResponse, as the first of the models

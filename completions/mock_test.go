@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,6 +96,60 @@ func TestMockFailure(t *testing.T) {
 	}
 }
 
+// TestMockTimeout: a MockFailure of KindTimeout waits, for each member asked, what a
+// model that never answers would cost — the attempt timeout (shortened by the member's
+// own Timeout) whole, the first-token timeout streamed — then fails it as a timeout
+// without calling it, and the fallback answers.
+func TestMockTimeout(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		var (
+			mu     sync.Mutex
+			waited []time.Duration
+		)
+		g, up, _ := faultGatewayWith(t, func(o *Options) {
+			o.AttemptTimeout, o.FirstTokenTimeout = 40*time.Second, 7*time.Second
+			o.ModelGroups = map[string]ModelGroup{"G": {Models: []string{"up/a", "up/a2"}, Fallbacks: []string{"up/c"},
+				Timeouts: []MemberTimeouts{{}, {Timeout: 3}}}}
+			o.Sleep = func(ctx context.Context, d time.Duration) error {
+				mu.Lock()
+				waited = append(waited, d)
+				mu.Unlock()
+				return ctx.Err()
+			}
+		})
+		req := chatRequest(t, `{"model":"G","messages":[{"role":"user","content":"hi"}]}`)
+		req.MockFailure = providers.KindTimeout
+		var resp *Response
+		var err error
+		if stream {
+			var st *ResponseStream
+			if st, err = g.Stream(context.Background(), Scope{Owner: "k"}, req); err == nil {
+				_, err = drain(t, st)
+				resp = st.Response()
+				st.Close()
+			}
+		} else {
+			resp, err = g.Complete(context.Background(), Scope{Owner: "k"}, req)
+		}
+		if err != nil || resp.Provider+"/"+resp.Model != "up/c" {
+			t.Fatalf("stream %t: %v %+v, want up/c's answer", stream, err, resp)
+		}
+		want := []time.Duration{40 * time.Second, 3 * time.Second}
+		if stream {
+			want = []time.Duration{7 * time.Second, 3 * time.Second}
+		}
+		if !slices.Equal(waited, want) {
+			t.Errorf("stream %t: waited %v, want %v", stream, waited, want)
+		}
+		if kinds := kindsOf(resp.Attempts); !slices.Equal(kinds, []string{"timeout", "timeout", "ok"}) || !resp.Attempts[0].Mock || !resp.Attempts[1].Mock {
+			t.Errorf("stream %t: attempts %+v", stream, resp.Attempts)
+		}
+		if n := up.callCount("a") + up.callCount("a2"); n != 0 {
+			t.Errorf("stream %t: the members were called %d times", stream, n)
+		}
+	}
+}
+
 // TestRefuseMocks: with Options.RefuseMocks, mock_response and the mock_testing_* switches
 // are refused naming their field and nothing is called; without it they are taken.
 func TestRefuseMocks(t *testing.T) {
@@ -110,6 +165,7 @@ func TestRefuseMocks(t *testing.T) {
 		{func(r *Request) { r.MockResponse = &text }, "mock_response"},
 		{func(r *Request) { r.MockFailure = providers.KindOverloaded }, "mock_testing_fallbacks"},
 		{func(r *Request) { r.MockFailure = providers.KindContextLength }, "mock_testing_context_fallbacks"},
+		{func(r *Request) { r.MockFailure = providers.KindTimeout }, "mock_timeout"},
 	} {
 		req := chatRequest(t, `{"model":"G","messages":[{"role":"user","content":"hi"}]}`)
 		c.set(req)

@@ -87,8 +87,8 @@ type OpenAIChatRequest struct {
 	// calling the model (Request.MockResponse); mock_testing_fallbacks,
 	// mock_testing_context_fallbacks and mock_testing_content_policy_fallbacks (true) fail
 	// the model asked without calling it, so that its fallbacks for that failure are taken
-	// (Request.MockFailure). mock_timeout (true) is refused rather than ignored: ignored,
-	// the request would call and bill the real model.
+	// (Request.MockFailure); mock_timeout (true) fails it with a timeout after the wait a
+	// silent model would cost.
 	MockResponse                      json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
 	MockTestingFallbacks              json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
 	MockTestingContextFallbacks       json.RawMessage `json:"mock_testing_context_fallbacks,omitempty" jsonschema:"-"`
@@ -266,9 +266,6 @@ func (r *OpenAIChatRequest) checkUnsupported() error {
 		return invalid("top_logprobs", "log probabilities are not supported by the gateway")
 	case present(r.Audio):
 		return invalid("audio", "audio output is not supported by the gateway")
-	case present(r.MockTimeout) && !rawIs(r.MockTimeout, "false"):
-		return invalid("mock_timeout", "LiteLLM's mock timeouts are not supported: the model would be called (and billed) for real; "+
-			"test fallbacks with mock_testing_fallbacks, or timeout fallbacks with a model group whose member is slower than its timeout")
 	}
 	if present(r.Modalities) {
 		var mods []string
@@ -1214,6 +1211,7 @@ func (r *OpenAIChatRequest) mocks() (*string, providers.ErrorKind, error) {
 		{"mock_testing_fallbacks", r.MockTestingFallbacks, providers.KindOverloaded},
 		{"mock_testing_context_fallbacks", r.MockTestingContextFallbacks, providers.KindContextLength},
 		{"mock_testing_content_policy_fallbacks", r.MockTestingContentPolicyFallbacks, providers.KindContentFilter},
+		{"mock_timeout", r.MockTimeout, providers.KindTimeout},
 	} {
 		if !present(f.raw) {
 			continue
@@ -1227,7 +1225,7 @@ func (r *OpenAIChatRequest) mocks() (*string, providers.ErrorKind, error) {
 		}
 	}
 	if text != nil && kind != providers.KindUnknown {
-		return nil, 0, invalid("mock_response", "cannot be combined with mock_testing_fallbacks (or its context and content policy variants)")
+		return nil, 0, invalid("mock_response", "cannot be combined with mock_testing_fallbacks (or its context and content policy variants) or mock_timeout")
 	}
 	return text, kind, nil
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // LiteLLM's testing switches become the request's MockResponse and MockFailure (the
-// first true of the three mock_testing_* switches, in LiteLLM's order); values of another
-// type, LiteLLM's mock error strings, the two kinds together and mock_timeout are refused
+// first true of the mock_testing_* switches and mock_timeout, in that order); values of another
+// type, LiteLLM's mock error strings and a mock answer with a mock failure are refused
 // naming the field; their off values pass and mock nothing.
 func TestOpenAIChatMockFields(t *testing.T) {
 	parse := func(extra string) (*Request, error) {
@@ -31,6 +31,7 @@ func TestOpenAIChatMockFields(t *testing.T) {
 		{`"mock_testing_context_fallbacks":true`, "", providers.KindContextLength},
 		{`"mock_testing_content_policy_fallbacks":true`, "", providers.KindContentFilter},
 		{`"mock_testing_fallbacks":false,"mock_testing_content_policy_fallbacks":true,"mock_testing_context_fallbacks":true`, "", providers.KindContextLength},
+		{`"mock_timeout":true,"timeout":3`, "", providers.KindTimeout},
 	} {
 		req, err := parse(tc.extra)
 		if err != nil {
@@ -51,7 +52,8 @@ func TestOpenAIChatMockFields(t *testing.T) {
 		{`"mock_testing_fallbacks":"true"`, "mock_testing_fallbacks"},
 		{`"mock_testing_content_policy_fallbacks":1`, "mock_testing_content_policy_fallbacks"},
 		{`"mock_response":"x","mock_testing_context_fallbacks":true`, "mock_response"},
-		{`"mock_timeout":true`, "mock_timeout"},
+		{`"mock_timeout":1`, "mock_timeout"},
+		{`"mock_response":"x","mock_timeout":true`, "mock_response"},
 	} {
 		_, err := parse(tc.extra)
 		var ve *ValidationError

@@ -142,9 +142,11 @@ type Request struct {
 	// and its one attempt is marked Attempt.Mock.
 	MockResponse *string `json:"-"`
 	// MockFailure, when not KindUnknown, fails the models the request names without calling
-	// them (LiteLLM's mock_testing_fallbacks, mock_testing_context_fallbacks and
-	// mock_testing_content_policy_fallbacks: KindOverloaded, KindContextLength,
-	// KindContentFilter), so that the fallbacks that failure takes are called for real: a
+	// them (LiteLLM's mock_testing_fallbacks, mock_testing_context_fallbacks,
+	// mock_testing_content_policy_fallbacks and mock_timeout: KindOverloaded,
+	// KindContextLength, KindContentFilter, KindTimeout; a timeout comes after the wait a
+	// silent model would cost, see Gateway.mockFail), so that the fallbacks that failure
+	// takes are called for real: a
 	// model group's plain fallbacks, its context_window_fallbacks or content_policy_fallbacks,
 	// then the request's fallback_models. Each such attempt is an error marked Attempt.Mock,
 	// not billed and not counted by the circuit breakers. Hedging is off for such a request.

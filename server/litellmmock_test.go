@@ -164,7 +164,7 @@ func TestLiteLLMMockTestingFallbacks(t *testing.T) {
 // TestLiteLLMMockResponse: mock_response answers with its text and calls no upstream,
 // whole and streamed (in chunks), with its usage estimated and no cost, recorded as a
 // mock; the key's model allow-list still applies; values of the wrong type, LiteLLM's
-// mock error strings and mock_timeout are a 400 naming the field.
+// mock error strings are a 400 naming the field.
 func TestLiteLLMMockResponse(t *testing.T) {
 	hs, s, up, rec := mockServer(t)
 	const text = "It's simple to use and easy to get started, and long enough to come in more than one chunk of the stream."
@@ -250,7 +250,8 @@ func TestLiteLLMMockResponse(t *testing.T) {
 		{`"mock_response":"litellm.RateLimitError"`, "mock_response"},
 		{`"mock_testing_fallbacks":"yes"`, "mock_testing_fallbacks"},
 		{`"mock_testing_context_fallbacks":1`, "mock_testing_context_fallbacks"},
-		{`"mock_timeout":true,"timeout":1`, "mock_timeout"},
+		{`"mock_timeout":"yes"`, "mock_timeout"},
+		{`"mock_response":"x","mock_timeout":true`, "mock_response"},
 		{`"mock_response":"x","mock_testing_fallbacks":true`, "mock_response"},
 	} {
 		resp, b := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"gpt",`+tc.extra+`,"messages":[{"role":"user","content":"hi"}]}`)
@@ -275,8 +276,8 @@ func TestLiteLLMMockResponse(t *testing.T) {
 
 // TestLiteLLMMockOnMessages: Anthropic's /v1/messages takes LiteLLM's testing switches as
 // chat does: mock_response answers in the Messages shape without calling the upstream,
-// mock_testing_fallbacks fails the group asked so that its fallback answers, and
-// mock_timeout is a 400 naming it.
+// mock_testing_fallbacks fails the group asked so that its fallback answers, and so
+// does mock_timeout after its wait.
 func TestLiteLLMMockOnMessages(t *testing.T) {
 	hs, _, up, _ := mockServer(t)
 	resp, b := post(t, hs.URL+"/v1/messages", testKey, `{"model":"gpt","max_tokens":50,"mock_response":"canned answer","messages":[{"role":"user","content":"hi"}]}`)
@@ -290,8 +291,46 @@ func TestLiteLLMMockOnMessages(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || up.count("ok") != 0 || up.count("other") != 1 {
 		t.Errorf("mock_testing_fallbacks on /v1/messages: %d %s; calls ok %d other %d, want only the fallback", resp.StatusCode, b, up.count("ok"), up.count("other"))
 	}
-	resp, b = post(t, hs.URL+"/v1/messages", testKey, `{"model":"gpt","max_tokens":50,"mock_timeout":true,"messages":[{"role":"user","content":"hi"}]}`)
-	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "mock_timeout") {
-		t.Errorf("mock_timeout on /v1/messages: %d %s, want a 400 naming it", resp.StatusCode, b)
+	resp, b = post(t, hs.URL+"/v1/messages", testKey, `{"model":"gpt","max_tokens":50,"stream":true,"mock_timeout":true,"first_token_timeout":0.05,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || up.count("ok") != 0 || up.count("other") != 2 || !strings.Contains(string(b), "from other") {
+		t.Errorf("mock_timeout on /v1/messages: %d %s; calls ok %d other %d, want only the fallback", resp.StatusCode, b, up.count("ok"), up.count("other"))
+	}
+}
+
+// TestLiteLLMMockTimeout: mock_timeout fails each model asked with a timeout after the
+// wait a model that never answers would cost (a stream's first-token timeout here; a
+// whole call's attempt timeout in completions' TestMockTimeout) without calling it, so
+// the group's fallbacks answer for real; the attempts
+// are mock timeouts that took that wait. Whose wait reaches the request's deadline ends
+// the request as a silent model would: a timeout, no upstream call.
+func TestLiteLLMMockTimeout(t *testing.T) {
+	hs, _, up, rec := mockServer(t)
+	for _, stream := range []bool{true} { // whole calls wait the attempt timeout (120 s here)
+		other := up.count("other")
+		resp, b := post(t, hs.URL+"/v1/chat/completions", testKey, fmt.Sprintf(`{"model":"gpt","stream":%t,"mock_timeout":true,"first_token_timeout":0.1,"messages":[{"role":"user","content":"hi"}]}`, stream))
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "from other") {
+			t.Fatalf("stream %t: %d %s", stream, resp.StatusCode, b)
+		}
+		if up.count("ok") != 0 || up.count("ok2") != 0 || up.count("other") != other+1 {
+			t.Errorf("stream %t: calls ok %d ok2 %d other +%d, want only the fallback once", stream, up.count("ok"), up.count("ok2"), up.count("other")-other)
+		}
+		recs := rec.Requests(ownerOf(sha256.Sum256([]byte(testKey))), 1, 0)
+		if len(recs) != 1 || len(recs[0].Attempts) != 3 {
+			t.Fatalf("stream %t: records %+v", stream, recs)
+		}
+		for _, a := range recs[0].Attempts[:2] {
+			if !a.Mock || a.Kind != "timeout" || a.Outcome != completions.OutcomeError || a.LatencyMS < 100 || !strings.Contains(a.Error, "mock_timeout") {
+				t.Errorf("stream %t: attempt %+v, want a mock timeout that waited the first-token timeout (100 ms)", stream, a)
+			}
+		}
+	}
+
+	calls := up.total()
+	resp, b := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"openai/ok","mock_timeout":true,"timeout":0.2,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode < 400 || !strings.Contains(string(b), "timeout") {
+		t.Errorf("a mock timeout that reaches the request's deadline: %d %s, want a timeout error", resp.StatusCode, b)
+	}
+	if up.total() != calls {
+		t.Errorf("the upstream was called %d times", up.total()-calls)
 	}
 }
