@@ -334,3 +334,31 @@ func TestLiteLLMMockTimeout(t *testing.T) {
 		t.Errorf("the upstream was called %d times", up.total()-calls)
 	}
 }
+
+// TestLiteLLMMockOnResponses: OpenAI's /v1/responses takes LiteLLM's testing switches as
+// chat does: mock_response answers in the Responses shape, whole and streamed, without
+// calling the upstream; mock_testing_fallbacks fails the group asked so that its
+// fallback answers; a switch of the wrong type is a 400 naming it. Before, they were
+// dropped and the real model was called (and billed).
+func TestLiteLLMMockOnResponses(t *testing.T) {
+	hs, _, up, _ := mockServer(t)
+	resp, b := post(t, hs.URL+"/v1/responses", testKey, `{"model":"gpt","mock_response":"canned answer","input":"hi"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"text":"canned answer"`) || !strings.Contains(string(b), `"object":"response"`) {
+		t.Fatalf("mock_response on /v1/responses: %d %s", resp.StatusCode, b)
+	}
+	resp, b = post(t, hs.URL+"/v1/responses", testKey, `{"model":"gpt","stream":true,"mock_response":"canned answer","input":"hi"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "response.completed") || !strings.Contains(string(b), "canned answer") {
+		t.Fatalf("streamed mock_response on /v1/responses: %d %s", resp.StatusCode, b)
+	}
+	if n := up.total(); n != 0 {
+		t.Errorf("the upstream was called %d times", n)
+	}
+	resp, b = post(t, hs.URL+"/v1/responses", testKey, `{"model":"gpt","mock_testing_fallbacks":true,"input":"hi"}`)
+	if resp.StatusCode != http.StatusOK || up.count("ok") != 0 || up.count("other") != 1 || !strings.Contains(string(b), "from other") {
+		t.Errorf("mock_testing_fallbacks on /v1/responses: %d %s; calls ok %d other %d, want only the fallback", resp.StatusCode, b, up.count("ok"), up.count("other"))
+	}
+	resp, b = post(t, hs.URL+"/v1/responses", testKey, `{"model":"gpt","mock_testing_fallbacks":"yes","input":"hi"}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "mock_testing_fallbacks") {
+		t.Errorf("a switch of the wrong type: %d %s, want a 400 naming it", resp.StatusCode, b)
+	}
+}
