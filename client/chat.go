@@ -149,7 +149,9 @@ type ChatCompletionChoice struct {
 // provider, costs, latency and upstream attempts.
 type ChatCompletionExtension struct {
 	Provider string `json:"provider"`
-	Costs    Costs  `json:"costs"`
+	// ModelGroup is the model group the request named, when it named one.
+	ModelGroup string `json:"model_group,omitempty"`
+	Costs      Costs  `json:"costs"`
 	// Latency is milliseconds from request received to response complete.
 	Latency int64 `json:"latency"`
 	// TTFT is milliseconds to the first token.
@@ -209,6 +211,10 @@ type ChatCompletionChunk struct {
 	Model   string                      `json:"model"`
 	Choices []ChatCompletionChunkChoice `json:"choices"`
 	Usage   *ChatCompletionUsage        `json:"usage,omitempty"`
+	// Switchyard is the gateway's extension on the usage chunk (StreamOptions.IncludeUsage):
+	// the whole answer's provider, costs, timing and attempts; nil on other chunks and
+	// from servers that send none.
+	Switchyard *ChatCompletionExtension `json:"switchyard,omitempty"`
 }
 
 // Text returns the content delta of the chunk's first choice ("" when there is none).
@@ -267,6 +273,7 @@ type ChatCompletionStream struct {
 	pending   []ChatCompletionChunk // chunks made from a non-streamed answer
 	chunk     ChatCompletionChunk
 	usage     *ChatCompletionUsage
+	summary   *ChatCompletionExtension
 	calls     toolCallAssembler
 	// thinking gathers the first choice's signed reasoning blocks.
 	thinking []ThinkingBlock
@@ -320,7 +327,7 @@ func chunksOf(r *ChatCompletionResponse, opts *ChatStreamOptions) []ChatCompleti
 		u := r.Usage
 		ck := base
 		ck.Choices = []ChatCompletionChunkChoice{}
-		ck.Usage = &u
+		ck.Usage, ck.Switchyard = &u, r.Switchyard
 		out = append(out, ck)
 	}
 	return out
@@ -441,6 +448,7 @@ func (s *ChatCompletionStream) setChunk(ck ChatCompletionChunk) {
 	s.chunk = ck
 	if ck.Usage != nil {
 		s.usage = ck.Usage
+		s.summary = ck.Switchyard
 	}
 	if len(ck.Choices) > 0 {
 		s.calls.add(ck.Choices[0].Delta.ToolCalls)
@@ -477,6 +485,11 @@ func (s *ChatCompletionStream) Chunk() ChatCompletionChunk { return s.chunk }
 // Usage returns the usage chunk's usage once it arrived (asked for with
 // StreamOptions.IncludeUsage), else nil.
 func (s *ChatCompletionStream) Usage() *ChatCompletionUsage { return s.usage }
+
+// Summary returns the gateway's summary of the whole answer sent with the usage chunk
+// (provider, costs, latency, attempts; asked for with StreamOptions.IncludeUsage), else
+// nil: what ChatCompletionResponse.Switchyard says of a whole answer.
+func (s *ChatCompletionStream) Summary() *ChatCompletionExtension { return s.summary }
 
 // Err returns the failure that ended the stream: a *ChatStreamError sent by the server,
 // ErrStreamTruncated when the stream ended without "data: [DONE]", or a transport or

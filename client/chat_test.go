@@ -261,6 +261,11 @@ func TestChatCompletionAgainstServer(t *testing.T) {
 	if text.String() != "Hello there friend" || st.Usage() == nil || st.Usage().TotalTokens != 12 {
 		t.Fatalf("text %q usage %+v", text.String(), st.Usage())
 	}
+	// The usage chunk carries the gateway's summary, as the whole answer's switchyard member.
+	if sum := st.Summary(); sum == nil || sum.Provider != "openai" || !sum.Costs.PriceKnown || sum.Costs.TotalTokensCost != res.Switchyard.Costs.TotalTokensCost ||
+		len(sum.Attempts) != 1 || sum.Attempts[0].Outcome != "ok" {
+		t.Fatalf("stream summary %+v, want the provider, the cost of the whole answer (%v) and one attempt", sum, res.Switchyard.Costs)
+	}
 
 	// Validation failures come back in OpenAI's envelope as an *Error naming the field.
 	_, err = c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini"})

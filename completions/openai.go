@@ -793,14 +793,25 @@ type OpenAIChunk struct {
 	Choices           []OpenAIChunkChoice `json:"choices"`
 	Usage             *OpenAIUsage        `json:"usage,omitempty"`
 	// Switchyard is set on the finish chunk of an answer that another model continued
-	// after the stream broke: which model, from which character, and every attempt.
+	// after the stream broke (which model, from which character, and every attempt), and
+	// on the usage chunk (stream_options.include_usage) with the whole answer's summary.
 	Switchyard *OpenAIStreamExtension `json:"switchyard,omitempty"`
 }
 
-// OpenAIStreamExtension is the "switchyard" member of a continued stream's finish chunk.
+// OpenAIStreamExtension is the "switchyard" member of a continued stream's finish chunk
+// (Continued and Attempts only) and of a stream's usage chunk, where it says what a whole
+// answer's OpenAIExtension says: the provider, the group asked, the costs, the latency and
+// time to first token in milliseconds, the attempts, the cache's part. With n choices,
+// costs and attempts are all the choices', latency the longest, the rest the first's.
 type OpenAIStreamExtension struct {
-	Continued *Continuation `json:"continued"`
-	Attempts  []Attempt     `json:"attempts"`
+	Provider   string        `json:"provider,omitempty"`
+	ModelGroup string        `json:"model_group,omitempty"`
+	Costs      *Costs        `json:"costs,omitempty"`
+	Latency    int64         `json:"latency,omitempty"`
+	TTFT       int64         `json:"ttft,omitempty"`
+	Continued  *Continuation `json:"continued,omitempty"`
+	Attempts   []Attempt     `json:"attempts"`
+	Cache      *CacheStatus  `json:"cache,omitempty"`
 }
 
 // OpenAIChunkChoice is one choice delta of a chunk. Logprobs is always null.
@@ -862,7 +873,7 @@ func WriteOpenAIStream(w http.ResponseWriter, st *ResponseStream, includeUsage b
 				return err
 			}
 			if includeUsage {
-				if err := sse.Buffer("", enc.usageChunk(openAIUsage(resp))); err != nil {
+				if err := sse.Buffer("", enc.usageChunk(openAIUsage(resp), streamSummary(resp))); err != nil {
 					return err
 				}
 			}
@@ -913,12 +924,17 @@ func WriteOpenAIStreamN(w http.ResponseWriter, m *MultiStream, includeUsage bool
 		if errors.Is(err, io.EOF) {
 			if includeUsage {
 				var sum Response
-				for _, i := range m.Choices() {
+				for pos, i := range m.Choices() {
 					r := m.Response(i)
+					if pos == 0 {
+						sum.Provider, sum.ModelGroup, sum.TTFT = r.Provider, r.ModelGroup, r.TTFT
+					}
 					sum.Usage = addUsage(sum.Usage, r.Usage)
 					sum.UsageEstimated = sum.UsageEstimated || r.UsageEstimated
+					sum.Latency = max(sum.Latency, r.Latency)
+					sum.Attempts = append(sum.Attempts, r.Attempts...)
 				}
-				if err := sse.Buffer("", encs[m.Choices()[0]].usageChunk(openAIUsage(&sum))); err != nil {
+				if err := sse.Buffer("", encs[m.Choices()[0]].usageChunk(openAIUsage(&sum), streamSummary(&sum))); err != nil {
 					return err
 				}
 			}
@@ -975,11 +991,24 @@ func (e *openAIChoiceEncoder) chunk(d OpenAIDelta) OpenAIChunk {
 }
 
 // usageChunk is the stream's last chunk: no choices, the usage u.
-func (e *openAIChoiceEncoder) usageChunk(u *OpenAIUsage) OpenAIChunk {
+func (e *openAIChoiceEncoder) usageChunk(u *OpenAIUsage, ext *OpenAIStreamExtension) OpenAIChunk {
 	ck := e.base
 	ck.Choices = []OpenAIChunkChoice{}
 	ck.Usage = u
+	ck.Switchyard = ext
 	return ck
+}
+
+// streamSummary is the "switchyard" member of a stream's usage chunk: what the whole
+// answer of a chat.completion says in its own (OpenAIExtension), for a client that streams.
+func streamSummary(r *Response) *OpenAIStreamExtension {
+	costs := r.Usage.Costs
+	attempts := r.Attempts
+	if attempts == nil {
+		attempts = []Attempt{}
+	}
+	return &OpenAIStreamExtension{Provider: r.Provider, ModelGroup: r.ModelGroup, Costs: &costs, Latency: r.Latency, TTFT: r.TTFT,
+		Attempts: attempts, Continued: r.Continued, Cache: r.Cache}
 }
 
 // fragment buffers the chunk of the fragment c.

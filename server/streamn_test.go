@@ -11,7 +11,8 @@ import (
 
 // TestOpenAIChatStreamsChoices: /v1/chat/completions streams n choices as OpenAI does —
 // one chunk stream whose chunks carry one choice each, with its index, a role on each
-// choice's first chunk and a finish reason on its last, the usage summed, then [DONE].
+// choice's first chunk and a finish reason on its last, the usage summed (with the
+// gateway's summary: both choices' attempts and costs), then [DONE].
 // Every choice failing before it started is the error n 1 gives; every one failing
 // mid-stream ends with the error event and no [DONE].
 func TestOpenAIChatStreamsChoices(t *testing.T) {
@@ -29,6 +30,7 @@ func TestOpenAIChatStreamsChoices(t *testing.T) {
 	finish := map[int]string{}
 	var id string
 	var usage *completions.OpenAIUsage
+	var summary *completions.OpenAIStreamExtension
 	for _, e := range evs[:len(evs)-1] {
 		var c completions.OpenAIChunk
 		if err := json.Unmarshal([]byte(e[1]), &c); err != nil {
@@ -41,7 +43,7 @@ func TestOpenAIChatStreamsChoices(t *testing.T) {
 			t.Errorf("chunk %s", e[1])
 		}
 		if c.Usage != nil {
-			usage = c.Usage
+			usage, summary = c.Usage, c.Switchyard
 			continue
 		}
 		if len(c.Choices) != 1 {
@@ -61,6 +63,10 @@ func TestOpenAIChatStreamsChoices(t *testing.T) {
 	}
 	if usage == nil || usage.PromptTokens != 14 || usage.CompletionTokens != 6 {
 		t.Errorf("usage %+v", usage)
+	}
+	// The usage chunk's summary: both choices' attempts and costs.
+	if summary == nil || summary.Provider != "up" || len(summary.Attempts) != 2 || summary.Costs == nil {
+		t.Errorf("usage chunk's summary %+v, want both choices' attempts and costs", summary)
 	}
 
 	one, b1 := post(t, url, testKey, `{"model":"up/down","stream":true,"max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)

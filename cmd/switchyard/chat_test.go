@@ -126,8 +126,9 @@ func gatewayCLIServer(t *testing.T) string {
 }
 
 // A model group reaches the gateway through the OpenAI-compatible route (the native one takes
-// provider/model names only): the answer streams, the summary names the group and the model
-// that answered, and an interactive conversation sends the earlier turns each time.
+// provider/model names only): the answer streams, the summary names the group, the model
+// that answered, the member that failed first and the cost (from the gateway's summary on
+// the usage chunk), and an interactive conversation sends the earlier turns each time.
 func TestChatModelGroup(t *testing.T) {
 	var seen []int
 	var mu sync.Mutex
@@ -152,7 +153,7 @@ func TestChatModelGroup(t *testing.T) {
 	if out != "Hello from the fake upstream\n" {
 		t.Errorf("stdout %q", out)
 	}
-	for _, want := range []string{"[smart", "12 tokens (7 in, 5 out)", "first token", "request "} {
+	for _, want := range []string{"[smart", "after down/any ", "12 tokens (7 in, 5 out)", " · $0.0000", "first token", "request "} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("summary %q lacks %q", errOut, want)
 		}

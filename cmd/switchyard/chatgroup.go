@@ -33,9 +33,11 @@ type groupAnswer struct {
 	Requested string                      `json:"requested_model"`
 	Content   string                      `json:"content"`
 	Usage     *client.ChatCompletionUsage `json:"usage,omitempty"`
-	RequestID string                      `json:"request_id,omitempty"`
-	LatencyMS int64                       `json:"latency_ms"`
-	TTFTMS    int64                       `json:"ttft_ms"`
+	// Switchyard is the gateway's summary of the answer: costs and attempts.
+	Switchyard *client.ChatCompletionExtension `json:"switchyard,omitempty"`
+	RequestID  string                          `json:"request_id,omitempty"`
+	LatencyMS  int64                           `json:"latency_ms"`
+	TTFTMS     int64                           `json:"ttft_ms"`
 }
 
 // turn sends text after the conversation so far, streams the answer to stdout (or prints
@@ -85,6 +87,7 @@ func (g *groupChat) turn(ctx context.Context, text string) error {
 	ans.TTFTMS = max(ans.TTFTMS, 0)
 	ans.Content = content.String()
 	ans.Usage = st.Usage()
+	ans.Switchyard = st.Summary()
 	g.history = append(msgs, client.ChatCompletionMessage{Role: "assistant", Content: ans.Content})
 	if g.jsonOut {
 		return printJSON(g.stdout, ans)
@@ -94,16 +97,36 @@ func (g *groupChat) turn(ctx context.Context, text string) error {
 }
 
 // groupSummary is the line printed after an answer of the OpenAI-compatible route: the name
-// asked for and the model that answered, tokens and timing. That route's stream carries no
-// cost or attempts; the usage log (GET /api/v1/usage/requests, /spend/logs) has them.
+// asked for and the model that answered, after which failures, tokens, cost and timing
+// (the failures and cost from the gateway's summary on the usage chunk; a server that sends
+// none leaves them out).
 func groupSummary(a *groupAnswer) string {
 	var b strings.Builder
 	b.WriteString("[" + a.Requested)
 	if a.Model != "" && a.Model != a.Requested {
 		b.WriteString(" → " + a.Model)
 	}
+	sy := a.Switchyard
+	if sy != nil {
+		var failed []string
+		for _, at := range sy.Attempts {
+			if at.Outcome != "ok" {
+				failed = append(failed, at.Model+" "+at.Kind)
+			}
+		}
+		if len(failed) > 0 {
+			fmt.Fprintf(&b, " after %s", strings.Join(failed, ", "))
+		}
+	}
 	if u := a.Usage; u != nil {
 		fmt.Fprintf(&b, " · %d tokens (%d in, %d out)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
+	}
+	if sy != nil {
+		if sy.Costs.PriceKnown {
+			fmt.Fprintf(&b, " · $%.6f", sy.Costs.TotalTokensCost)
+		} else {
+			b.WriteString(" · cost unknown (no price for this model)")
+		}
 	}
 	fmt.Fprintf(&b, " · %s, first token %s", ms(a.LatencyMS), ms(a.TTFTMS))
 	if a.RequestID != "" {
