@@ -19,7 +19,9 @@ class ChatCompletionStream:
     While and after iterating: ``text`` is the first choice's content so far, ``tool_calls``
     its tool calls assembled from their fragments (as a whole answer gives them),
     ``finish_reason`` the first choice's once sent, and ``usage`` the usage chunk's usage
-    (asked for with ``include_usage=True``), else None. ``request_id`` is the
+    (asked for with ``include_usage=True``), else None; ``summary`` the gateway's
+    ``switchyard`` member sent with it (provider, costs, latency, attempts: what a whole
+    answer's ``switchyard`` says), else None. ``request_id`` is the
     ``x-request-id`` the stream was answered with: the request's id in the usage history.
 
     A failure after the first chunk raises StreamError (its ``request_id`` set); a stream
@@ -37,6 +39,7 @@ class ChatCompletionStream:
         self.tool_calls: List[Dict[str, Any]] = []
         self.finish_reason: Optional[str] = None
         self.usage: Optional[Dict[str, Any]] = None
+        self.summary: Optional[Dict[str, Any]] = None
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
         if self._read:
@@ -71,6 +74,7 @@ class ChatCompletionStream:
     def _add(self, chunk: Dict[str, Any]) -> None:
         if chunk.get("usage") is not None:
             self.usage = chunk["usage"]
+            self.summary = chunk.get("switchyard")
         choices = chunk.get("choices") or []
         if not choices:
             return
@@ -115,7 +119,10 @@ def _chunks_of(whole: Dict[str, Any], include_usage: bool) -> List[Dict[str, Any
         choices.append({"index": ch.get("index", 0), "delta": delta, "finish_reason": ch.get("finish_reason")})
     out = [dict(base, choices=choices)]
     if include_usage and whole.get("usage") is not None:
-        out.append(dict(base, choices=[], usage=whole["usage"]))
+        last = dict(base, choices=[], usage=whole["usage"])
+        if whole.get("switchyard") is not None:
+            last["switchyard"] = whole["switchyard"]
+        out.append(last)
     return out
 
 

@@ -10,7 +10,8 @@ import switchyard
 
 WHOLE = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "openai/gpt-4o",
          "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Hello"}}],
-         "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
+         "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+         "switchyard": {"provider": "openai", "costs": {"total_tokens_cost": 0.5, "price_known": True}, "attempts": []}}
 
 
 def _chunk(delta, finish=None, usage=None):
@@ -110,6 +111,7 @@ class ChatOfflineTest(unittest.TestCase):
         chunks = list(st)
         self.assertEqual([c["object"] for c in chunks], ["chat.completion.chunk"] * 2)
         self.assertEqual((st.text, st.finish_reason, st.usage["total_tokens"]), ("Hello", "stop", 4))
+        self.assertEqual(st.summary["costs"]["total_tokens_cost"], 0.5)
 
     def test_stream_failures(self):
         st = switchyard.chat_completion([{"role": "user", "content": "hi"}], "fails", stream=True, client=self.client)

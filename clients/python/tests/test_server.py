@@ -144,6 +144,10 @@ class ServerTest(unittest.TestCase):
         self.assertEqual("".join((c["choices"][0]["delta"].get("content") or "") for c in chunks if c["choices"]), st.text)
         self.assertTrue(st.text)
         self.assertEqual(st.usage["total_tokens"], st.usage["prompt_tokens"] + st.usage["completion_tokens"])
+        # The usage chunk's summary says what the answer cost and who answered.
+        self.assertTrue(st.summary["costs"]["price_known"])
+        self.assertGreater(st.summary["costs"]["total_tokens_cost"], 0)
+        self.assertEqual(st.summary["attempts"][-1]["outcome"], "ok")
         self.assertRegex(st.request_id or "", r"^req_[0-9a-f]{32}$")
         cs = switchyard.complete(msgs, MODEL, stream=True, client=self.client)
         list(cs)
