@@ -120,13 +120,13 @@ func (u *fakeOpenAIUpstream) last() []map[string]string {
 
 const completionsOtherKey = "other-key-456"
 
-func completionsServer(t *testing.T) (*httptest.Server, *Server, *fakeOpenAIUpstream) {
+func completionsServer(t testing.TB) (*httptest.Server, *Server, *fakeOpenAIUpstream) {
 	return completionsServerWith(t, nil)
 }
 
 // completionsServerWith is completionsServer with tweak applied to the gateway's options
 // (nil: none).
-func completionsServerWith(t *testing.T, tweak func(*completions.Options)) (*httptest.Server, *Server, *fakeOpenAIUpstream) {
+func completionsServerWith(t testing.TB, tweak func(*completions.Options)) (*httptest.Server, *Server, *fakeOpenAIUpstream) {
 	t.Helper()
 	up := &fakeOpenAIUpstream{}
 	ups := httptest.NewServer(up)
