@@ -63,6 +63,16 @@ type History struct {
 	failed   atomic.Int64
 	lastWarn atomic.Int64 // Unix seconds of the last "dropped" warning
 	done     chan struct{}
+
+	// life is the writer's context: Close cancels it (stop) once its ctx and CloseGrace
+	// have ended, which ends the writer's retry waits and cancels the write under way.
+	// lastChance, set by stop before it cancels life, bounds the one last attempt the
+	// writer then makes at what is left (the store may answer at once).
+	life       context.Context
+	stop       context.CancelFunc
+	stopOnce   sync.Once
+	lastChance context.Context
+	endLast    context.CancelFunc
 }
 
 // HistoryOptions configure a History; the zero value is usable.
@@ -115,6 +125,29 @@ const historyBatch = 256
 // historyWriteTimeout bounds one batch's transaction.
 const historyWriteTimeout = 30 * time.Second
 
+// historyLastChance bounds, all together, the writes the writer still tries once Close's
+// ctx has ended (one attempt at each batch left): a store that answers takes them, an
+// unreachable one does not hold the shutdown up for longer.
+const historyLastChance = 2 * time.Second
+
+// writeContext is the context of one of the writer's transactions: bounded by
+// historyWriteTimeout, and by life until Close stops the writer, by lastChance after.
+func (h *History) writeContext() (context.Context, context.CancelFunc) {
+	if h.life.Err() != nil {
+		return context.WithTimeout(h.lastChance, historyWriteTimeout)
+	}
+	return context.WithTimeout(h.life, historyWriteTimeout)
+}
+
+// stopWriter ends the writer's waits: the write under way is cancelled and what is left
+// gets one last attempt within historyLastChance, then is counted failed and logged.
+func (h *History) stopWriter() {
+	h.stopOnce.Do(func() {
+		h.lastChance, h.endLast = context.WithTimeout(context.Background(), historyLastChance)
+		h.stop()
+	})
+}
+
 // NewHistory returns a History over st, its writer started.
 func NewHistory(st *store.Store, opts HistoryOptions) *History {
 	if opts.Retention == 0 {
@@ -134,6 +167,7 @@ func NewHistory(st *store.Store, opts HistoryOptions) *History {
 	}
 	h := &History{st: st, opts: opts, queue: make(chan Request, opts.Queue),
 		advanced: make(chan struct{}), done: make(chan struct{})}
+	h.life, h.stop = context.WithCancel(context.Background())
 	go h.run()
 	return h
 }
@@ -286,7 +320,7 @@ func historyKey(id int64) string { return fmt.Sprintf("%016x", uint64(max(id, 0)
 func (h *History) commit(batch []Request) {
 	if !h.failuresOnlyChecked {
 		h.failuresOnlyChecked = true
-		ctx, cancel := context.WithTimeout(context.Background(), historyWriteTimeout)
+		ctx, cancel := h.writeContext()
 		if err := h.checkFailuresOnly(ctx); err != nil {
 			h.opts.Logger.Warn("usagelog: request history: writing the successful requests' status entries too", "err", err)
 		}
@@ -298,7 +332,7 @@ func (h *History) commit(batch []Request) {
 		recs[i] = storedRequest{Owner: r.Owner, Request: r}
 	}
 	write := func(recs []storedRequest) error {
-		ctx, cancel := context.WithTimeout(context.Background(), historyWriteTimeout)
+		ctx, cancel := h.writeContext()
 		defer cancel()
 		return h.st.Update(ctx, func(tx store.Tx) error {
 			for i := range recs {
@@ -332,9 +366,12 @@ func (h *History) commit(batch []Request) {
 	// take the others with it; when none of them commits (the store is unreachable), they
 	// are tried again after RetryWait, doubling, rather than lost: the daily spend keeps its
 	// batches for the next write, and /spend/logs would otherwise miss what it counts.
+	// Once Close has stopped the writer (its ctx ended), a wait ends at once and a failed
+	// attempt is the last.
 	pending := recs
 	wait := h.opts.RetryWait
 	for attempt := 1; ; attempt++ {
+		last := h.life.Err() != nil // Close stopped the writer: this attempt is the last
 		err := write(pending)
 		if err == nil {
 			return
@@ -352,21 +389,29 @@ func (h *History) commit(batch []Request) {
 				return
 			}
 		}
-		if attempt >= historyWriteAttempts || wait < 0 || errors.Is(err, store.ErrInvalid) {
+		if attempt >= historyWriteAttempts || wait < 0 || errors.Is(err, store.ErrInvalid) || last {
 			h.fail(pending, err)
 			return
 		}
 		h.opts.Logger.Warn("usagelog: request history: writing again after a failed write", "requests", len(pending), "attempt", attempt, "wait", wait, "err", err)
-		time.Sleep(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-h.life.Done():
+			t.Stop()
+		}
 		wait *= 2
 	}
 }
 
-// fail counts and logs the requests recs the writer gave up on.
+// fail counts and logs the requests recs the writer gave up on, each with what an
+// operator needs to find it elsewhere (the key's spend, the provider's logs).
 func (h *History) fail(recs []storedRequest, err error) {
 	for i := range recs {
 		h.failed.Add(1)
-		h.opts.Logger.Error("usagelog: request history: a request was not saved", "owner", recs[i].Owner, "err", err)
+		r := &recs[i]
+		h.opts.Logger.Error("usagelog: request history: a request was not saved", "owner", r.Owner,
+			"request_id", r.RequestID, "model", r.Model, "start", r.Start, "cost_usd", r.CostUSD, "err", err)
 	}
 }
 
@@ -393,8 +438,11 @@ func (h *History) Flush(ctx context.Context) error {
 
 // Close stops taking requests and returns once the queued ones are written. When ctx
 // ends first it keeps waiting until HistoryOptions.CloseGrace after the call, if set;
-// past both it logs how many requests are left unwritten and returns ctx's error (the
-// writer then goes on in the background). Requests observed after Close are dropped.
+// past both it stops the writer: a retry wait (the store failing) ends at once, the write
+// under way is cancelled, and what is left gets one last attempt (within
+// historyLastChance, all batches together); each request still not written is then
+// logged at error (owner, request id, model, start, cost) and counted in Failed, and Close
+// returns ctx's error saying how many. Requests observed after Close are dropped.
 func (h *History) Close(ctx context.Context) error {
 	grace := time.Now().Add(h.opts.CloseGrace)
 	h.mu.Lock()
@@ -417,11 +465,26 @@ func (h *History) Close(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+	failed := h.failed.Load()
+	h.stopWriter()
+	defer h.endLast()
+	// The writer's writes are bounded by lastChance now; a driver that ignores its ctx is
+	// not waited for much longer.
+	t := time.NewTimer(historyLastChance + time.Second)
+	defer t.Stop()
+	select {
+	case <-h.done:
+	case <-t.C:
+	}
 	h.mu.Lock()
 	left := h.queued - h.written
 	h.mu.Unlock()
-	h.opts.Logger.Warn("usagelog: request history: closed before the queued requests were written", "left", left, "err", ctx.Err())
-	return fmt.Errorf("usagelog: closing the request history (%d requests not written yet): %w", left, ctx.Err())
+	lost := h.failed.Load() - failed + int64(left)
+	if lost == 0 {
+		return nil
+	}
+	h.opts.Logger.Warn("usagelog: request history: closed before the queued requests were written (each logged)", "not_written", lost, "err", ctx.Err())
+	return fmt.Errorf("usagelog: closing the request history (%d requests not written): %w", lost, ctx.Err())
 }
 
 // firstKept is the receipt time before which requests are past the retention at now

@@ -3,6 +3,10 @@ package usagelog
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,4 +66,100 @@ func TestHistoryGivesUpAfterLongOutage(t *testing.T) {
 	if h.Failed() != 1 {
 		t.Fatalf("Failed() = %d, want 1", h.Failed())
 	}
+}
+
+// retryLog is a test fake of a log/slog handler: it keeps every record's message and
+// attributes as text, and closes retrying at the writer's first "writing again" warning
+// (the writer is then in its retry wait).
+type retryLog struct {
+	mu       sync.Mutex
+	lines    []string
+	retrying chan struct{}
+	once     sync.Once
+}
+
+func newRetryLog() *retryLog { return &retryLog{retrying: make(chan struct{})} }
+
+func (l *retryLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *retryLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *retryLog) WithGroup(string) slog.Handler            { return l }
+func (l *retryLog) Handle(_ context.Context, r slog.Record) error {
+	line := r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+	l.mu.Lock()
+	l.lines = append(l.lines, line)
+	l.mu.Unlock()
+	if strings.Contains(r.Message, "writing again") {
+		l.once.Do(func() { close(l.retrying) })
+	}
+	return nil
+}
+
+// text is every line logged so far.
+func (l *retryLog) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+// TestHistoryCloseEndsRetryWait: a server stopping while its database was down waited in
+// the history writer's retry (up to 16 s a wait, about 31 s a batch): Close returned at its
+// ctx's end with "requests not written yet" while the writer slept on in the background,
+// and nothing said which requests were lost. Close now ends the wait once its ctx has
+// ended, the writer makes one last attempt and gives up, and each request not written is
+// logged at error with its request id and model, counted in Failed and in Close's error.
+func TestHistoryCloseEndsRetryWait(t *testing.T) {
+	d := &fakeDownDriver{Driver: memstore.NewDriver()}
+	d.down.Store(1 << 40)
+	lg := newRetryLog()
+	h := NewHistory(store.New(d), HistoryOptions{RetryWait: time.Hour, Logger: slog.New(lg)})
+	now := time.Now().UTC()
+	for i := range 3 {
+		r := historyRecord("k", "", now.Add(time.Duration(i-3)*time.Second), i)
+		r.RequestID = fmt.Sprint("chatcmpl-lost-", i)
+		h.ObserveRequest(context.Background(), r)
+	}
+	<-lg.retrying // the writer waits an hour before trying again
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the shutdown's budget is spent
+	err := h.Close(ctx)
+	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "3 requests not written") {
+		t.Fatalf("Close: %v, want the 3 requests not written", err)
+	}
+	select {
+	case <-h.done:
+	default:
+		t.Fatal("Close returned with the writer still waiting to retry")
+	}
+	if h.Failed() != 3 {
+		t.Fatalf("Failed() = %d, want 3", h.Failed())
+	}
+	logged := lg.text()
+	for i := range 3 {
+		if !strings.Contains(logged, fmt.Sprint("ERROR usagelog: request history: a request was not saved owner=k request_id=chatcmpl-lost-", i, " model=openai/gpt-4o")) {
+			t.Fatalf("request %d is not logged as not saved:\n%s", i, logged)
+		}
+	}
+}
+
+// TestHistoryCloseWritesWhatTheStoreTakes: a store that answers again by the time Close
+// gives up waiting gets the queued requests in the writer's last attempt, rather than the
+// writer sleeping through the rest of its retry wait while the process exits.
+func TestHistoryCloseWritesWhatTheStoreTakes(t *testing.T) {
+	d := &fakeDownDriver{Driver: memstore.NewDriver()}
+	d.down.Store(1 << 40)
+	lg := newRetryLog()
+	h := NewHistory(store.New(d), HistoryOptions{RetryWait: time.Hour, Logger: slog.New(lg)})
+	h.ObserveRequest(context.Background(), historyRecord("k", "", time.Now().UTC().Add(-time.Second), 1))
+	<-lg.retrying
+	d.down.Store(0) // the database is back
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if h.Failed() != 0 {
+		t.Fatalf("Failed() = %d, want 0", h.Failed())
+	}
+	listsAndCounts(t, h, "after Close", RequestQuery{Owner: "k"}, 1)
 }
