@@ -49,9 +49,11 @@ type Answer struct {
 	RequestID string
 	// Body is the JSON body.
 	Body json.RawMessage
-	// Retryable marks a 429 the client may retry (a rate or a budget admission that clears
-	// with time: no x-should-retry: false), after RetryAfter when set. The run waits and
-	// sends the line again, as OpenAI's SDKs do.
+	// Retryable marks an answer the client may retry: a 429 (a rate or a budget admission
+	// that clears with time) or a server error (5xx: the store restarting, an internal
+	// error), without x-should-retry: false. The run waits — RetryAfter when set, a backoff
+	// for a server error — and sends the line again, as OpenAI's SDKs do, a bounded number
+	// of times (lineRetry); the last answer is kept.
 	Retryable  bool
 	RetryAfter time.Duration
 }

@@ -30,9 +30,6 @@ const (
 // errLost is the cause a run's lines are cut with when another run took the batch over.
 var errLost = errors.New("batch: taken over by another worker")
 
-// maxLineRetries bounds how often one line answered with a retryable 429 is sent again.
-const maxLineRetries = 100
-
 // lineResult is one answered line in store.BatchResults, keyed "<batch id>/<index>".
 type lineResult struct {
 	// OK: answered with a 2xx status (the output file); else the error file.
@@ -526,7 +523,8 @@ func (r *run) runLine(exec Executor, i, lineNo int, raw []byte) {
 	default:
 		call := Call{BatchID: rec.ID, Owner: rec.Owner, Credential: rec.Credential, RequestID: id,
 			CustomID: l.CustomID, URL: rec.Endpoint, Body: l.Body}
-		for attempt := 0; ; attempt++ {
+		rateRetries, serverRetries := 0, 0
+		for {
 			ans, err := exec.Execute(r.lineCtx, call)
 			if err != nil {
 				if errors.Is(err, ErrKeyRevoked) {
@@ -540,10 +538,13 @@ func (r *run) runLine(exec Executor, i, lineNo int, raw []byte) {
 				res = errorResult(id, l.CustomID, CodeInternal, fmt.Sprintf("internal error: the line was not answered (request id %s)", id))
 				break
 			}
-			if ans.StatusCode == http.StatusTooManyRequests && ans.Retryable && attempt < maxLineRetries {
-				wait := ans.RetryAfter
-				if wait <= 0 {
-					wait = time.Second
+			if wait, again := lineRetry(ans, rateRetries, serverRetries); again {
+				if ans.StatusCode >= 500 {
+					serverRetries++
+					s.log.Warn("batch: a line answered with a server error is sent again", "batch", rec.ID, "request_id", id,
+						"status", ans.StatusCode, "retry", serverRetries, "of", maxLineServerRetries, "wait", min(wait, s.maxWait))
+				} else {
+					rateRetries++
 				}
 				t := time.NewTimer(min(wait, s.maxWait))
 				select {
@@ -556,6 +557,10 @@ func (r *run) runLine(exec Executor, i, lineNo int, raw []byte) {
 					t.Stop()
 					return
 				}
+			}
+			if ans.Retryable && ans.StatusCode >= 500 {
+				s.log.Error("batch: a line still answered with a server error after its retries: that answer is kept (error file)", "batch", rec.ID,
+					"request_id", id, "status", ans.StatusCode, "tries", serverRetries+1)
 			}
 			res = answeredResult(id, l.CustomID, ans)
 			break

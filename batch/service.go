@@ -67,8 +67,8 @@ type Options struct {
 	// then this often; default DefaultExpireInterval; negative: never). A read (Get, List)
 	// of such a batch ends it at once whatever this is.
 	ExpireInterval time.Duration
-	// MaxRetryWait bounds the wait before a line answered with a retryable 429 is sent
-	// again (default one minute).
+	// MaxRetryWait bounds the wait before a line answered with a retryable 429 or server
+	// error is sent again (default one minute).
 	MaxRetryWait time.Duration
 	// Logger receives the service's lines (default slog.Default()).
 	Logger *slog.Logger

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/batch"
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // Batches plugs OpenAI's Files and Batch APIs (package batch) into the server, run by the
@@ -316,6 +318,14 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 	if errors.Is(err, ErrNoKey) {
 		return batch.Answer{}, fmt.Errorf("server: batch %s: %w", c.BatchID, batch.ErrKeyRevoked)
 	}
+	if errors.Is(err, ErrKeyStoreUnavailable) && ctx.Err() == nil {
+		// The database restarting: the 503 a request of the key gets now, which the run
+		// sends again once it answers (not an internal error kept as the line's answer).
+		s.log.WarnContext(ctx, "batch: the key store does not answer; the line will be sent again", "batch", c.BatchID, "request_id", c.RequestID, "err", err)
+		body, _ := json.Marshal(completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{
+			Message: "the key store does not answer (its database may be restarting); retry shortly", Type: "server_error"}})
+		return batch.Answer{StatusCode: http.StatusServiceUnavailable, RequestID: c.RequestID, Body: body, Retryable: true, RetryAfter: time.Second}, nil
+	}
 	if err != nil {
 		return batch.Answer{}, fmt.Errorf("server: batch %s: %w", c.BatchID, err)
 	}
@@ -333,11 +343,24 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 		return batch.Answer{}, ctx.Err() // cut by a shutdown: not an answer
 	}
 	ans := batch.Answer{StatusCode: rec.Code, RequestID: rec.Header().Get("X-Request-Id"), Body: rec.Body.Bytes()}
-	if rec.Code == http.StatusTooManyRequests && rec.Header().Get("X-Should-Retry") != "false" {
+	if retryableStatus(rec.Code) && rec.Header().Get("X-Should-Retry") != "false" {
 		ans.Retryable = true
 		if secs, err := strconv.Atoi(rec.Header().Get("Retry-After")); err == nil && secs > 0 {
 			ans.RetryAfter = time.Duration(secs) * time.Second
 		}
 	}
 	return ans, nil
+}
+
+// retryableStatus: a client may send a request answered with status again, as OpenAI's
+// SDKs do, when the answer does not say x-should-retry: false — a 429 and the server
+// errors, but 501 and 505, which no retry changes.
+func retryableStatus(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests:
+		return true
+	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
+		return false
+	}
+	return status >= 500 && status < 600
 }
