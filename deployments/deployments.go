@@ -140,9 +140,10 @@ type Service struct {
 	// foreign are the providers the registry held at New that neither are built in nor come
 	// from Config (--providers-config's): a stored deployment's entry never takes their name.
 	foreign map[string]bool
-	// fileIDs are the model_info.ids the config file gives its deployments: a stored
-	// deployment under one of them is not served (LiteLLM serves the file's).
-	fileIDs map[string]bool
+	// file is the config file served (Options.Config, or Reload's) with the
+	// model_info.ids it gives its deployments: a stored deployment under one of them is not
+	// served (LiteLLM serves the file's).
+	file atomic.Pointer[configFile]
 
 	mu       sync.Mutex // one application at a time
 	applied  string     // fingerprint of the records last applied
@@ -209,7 +210,8 @@ func New(opts Options) (*Service, error) {
 	if opts.Prices == nil {
 		opts.Prices = providers.DefaultCatalog()
 	}
-	s := &Service{opts: opts, log: opts.Logger, foreign: map[string]bool{}, fileIDs: map[string]bool{}}
+	s := &Service{opts: opts, log: opts.Logger, foreign: map[string]bool{}}
+	file := &configFile{config: opts.Config, ids: map[string]bool{}}
 	for _, name := range opts.Registry.Names() {
 		if !slices.ContainsFunc(providers.Presets(), func(p providers.Preset) bool { return p.Name == name }) {
 			s.foreign[name] = true
@@ -219,10 +221,9 @@ func New(opts Options) (*Service, error) {
 		for _, pc := range cfg.Providers.Providers {
 			delete(s.foreign, pc.Name)
 		}
-		for _, id := range cfg.DeploymentIDs() {
-			s.fileIDs[id] = true
-		}
+		file.ids = idSet(cfg)
 	}
+	s.file.Store(file)
 	if len(opts.SecretKey) > 0 {
 		k := sha256.Sum256(opts.SecretKey)
 		block, err := aes.NewCipher(k[:])
@@ -299,7 +300,7 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 // An id of the config file is ErrInConfig (also when a stored deployment, skipped, has it
 // too: the file's is the one served by that id), an unknown one ErrNotFound.
 func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, error) {
-	if s.fileIDs[id] {
+	if s.file.Load().ids[id] {
 		return Deployment{}, fmt.Errorf("%w: %s", ErrInConfig, id)
 	}
 	if !s.serving(id) {
@@ -437,19 +438,20 @@ func (s *Service) Sync(ctx context.Context) error {
 	if fp == s.applied {
 		return nil
 	}
+	file := s.file.Load()
 	for _, r := range recs {
-		if s.fileIDs[r.ID] {
+		if file.ids[r.ID] {
 			s.log.WarnContext(ctx, "deployments: a stored deployment has the id of a deployment of the config file (model_info.id); the file's is served, the stored one skipped (delete it, or change the file)", "id", r.ID, "model_name", r.ModelName)
 		}
 	}
-	recs, unsealed := s.unsealable(s.served(recs))
+	recs, unsealed := s.unsealable(served(file, recs))
 	var unserved []Unserved
 	for _, r := range unsealed {
 		s.log.ErrorContext(ctx, "deployments: a stored deployment is not served: its sealed secret cannot be unsealed (LITELLM_SALT_KEY changed since it was stored?) or its provider cannot be built (a vertex_credentials file or an os.environ/ variable gone?); update it (POST /model/update) or delete it",
 			"id", r.rec.ID, "model_name", r.rec.ModelName, "err", r.err)
 		unserved = append(unserved, Unserved{Deployment: r.rec.Deployment, Error: r.err.Error()})
 	}
-	cfg, err := s.parse(recs)
+	cfg, err := s.parse(file, recs)
 	if err != nil {
 		return err
 	}
@@ -462,7 +464,7 @@ func (s *Service) Sync(ctx context.Context) error {
 		return fmt.Errorf("deployments: providers: %w", err)
 	}
 	groups := cfg.ModelGroups
-	if s.opts.Config == nil {
+	if file.config == nil {
 		groups = maps.Clone(s.opts.Groups)
 		if groups == nil {
 			groups = map[string]completions.ModelGroup{}
@@ -549,9 +551,9 @@ func (s *Service) buildable(id string, e map[string]any) error {
 	return nil
 }
 
-// served is recs without those whose id a deployment of the config file has (fileIDs).
-func (s *Service) served(recs []record) []record {
-	return slices.DeleteFunc(recs, func(r record) bool { return s.fileIDs[r.ID] })
+// served is recs without those whose id a deployment of the config file has.
+func served(file *configFile, recs []record) []record {
+	return slices.DeleteFunc(recs, func(r record) bool { return file.ids[r.ID] })
 }
 
 // getenv reads an environment variable through Options.LookupEnv.
@@ -561,7 +563,7 @@ func (s *Service) getenv(name string) string {
 }
 
 // parse reads the config file with recs as entries appended to its model_list.
-func (s *Service) parse(recs []record) (*litellmconfig.Config, error) {
+func (s *Service) parse(file *configFile, recs []record) (*litellmconfig.Config, error) {
 	entries := make([]map[string]any, len(recs))
 	for i, r := range recs {
 		e, err := s.entry(r)
@@ -570,7 +572,7 @@ func (s *Service) parse(recs []record) (*litellmconfig.Config, error) {
 		}
 		entries[i] = e
 	}
-	return litellmconfig.ParseWith(s.opts.Config, entries, s.opts.LookupEnv)
+	return litellmconfig.ParseWith(file.config, entries, s.opts.LookupEnv)
 }
 
 // entry is r as a model_list entry, its api_key and api_base unsealed.
@@ -603,7 +605,8 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 	if err != nil {
 		return err
 	}
-	recs, _ = s.unsealable(slices.DeleteFunc(s.served(recs), func(r record) bool { return r.ID == id }))
+	file := s.file.Load()
+	recs, _ = s.unsealable(slices.DeleteFunc(served(file, recs), func(r record) bool { return r.ID == id }))
 	if _, err := s.entry(*rec); err != nil {
 		// A sealed value kept from before that this server cannot unseal.
 		field := "litellm_params.api_key"
@@ -613,10 +616,10 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 		return &FieldError{Field: field, Message: fmt.Sprintf("the stored value cannot be unsealed (%v): give it anew", errors.Unwrap(err))}
 	}
 	recs = append(recs, *rec)
-	if _, taken := s.opts.Groups[rec.ModelName]; taken && s.opts.Config == nil {
+	if _, taken := s.opts.Groups[rec.ModelName]; taken && file.config == nil {
 		return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q is a model group of --model-groups", rec.ModelName)}
 	}
-	cfg, err := s.parse(recs)
+	cfg, err := s.parse(file, recs)
 	var ce *litellmconfig.Error
 	switch {
 	case errors.As(err, &ce) && ce.Entry == len(recs):

@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -422,6 +424,22 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		srv.Close(context.Background())
 		return err
 	}
+	// SIGHUP reads --litellm-config or --providers-config again (reload.go), one at a time.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := wiring.reloadConfig(ctx); err != nil {
+					log.Error("reload", "err", err)
+				}
+			}
+		}
+	}()
 
 	// Requests outlive the signal (they get --shutdown-timeout to finish), not the cut at
 	// its end: their contexts end then, and with them their upstream calls.

@@ -19,6 +19,7 @@ import (
 	"github.com/switchyard-ai/switchyard/deployments"
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/jobqueue/riverqueue"
+	"github.com/switchyard-ai/switchyard/litellmconfig"
 	"github.com/switchyard-ai/switchyard/mcpgateway"
 	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/providers"
@@ -74,6 +75,13 @@ type wiring struct {
 	history *usagelog.History
 	// stored applies the deployments of LiteLLM's POST /model/new kept in the store.
 	stored *deployments.Service
+	// popts are the options the registry's providers are made with (reload.go).
+	popts providers.Options
+	// providersFile is the --providers-config in force (nil: none).
+	providersFile *providers.FileConfig
+	// litellmInForce is the --litellm-config a reload last applied (nil: the one of start,
+	// cfg.litellm).
+	litellmInForce *litellmconfig.Config
 }
 
 func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
@@ -93,6 +101,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 128
 	popts := providers.Options{Logger: w.log, HTTPClient: &http.Client{Transport: transport}}
+	w.popts = popts
 	// The file is read once: for the registry, and for naming its providers without a key.
 	var fc *providers.FileConfig
 	w.registry = providers.FromEnv(os.Getenv, popts)
@@ -100,6 +109,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		if fc, err = providers.LoadConfig(w.cfg.ProvidersConfig); err == nil {
 			err = w.registry.Configure(fc, os.Getenv, popts)
 		}
+		w.providersFile = fc
 		if err != nil {
 			return nil, fmt.Errorf("--providers-config: %w", err)
 		}

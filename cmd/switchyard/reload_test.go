@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitLog waits until the log holds want past what it held at from (10 s at most: a bound
+// on a hang, not a timing) and returns the log after from.
+func waitLog(t *testing.T, log *syncBuffer, from int, want string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if s := log.String()[from:]; strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log:\n%s", want, log.String()[from:])
+		}
+	}
+}
+
+// TestServeReloadsLiteLLMConfigOnSIGHUP: a change to --litellm-config's model_list took a
+// restart (the streams under way cut, the replica out of rotation meanwhile); SIGHUP now
+// reads the file again and swaps the routing table: a group's deployment moved to another
+// api_base, a group added, one removed, each named in the log, and a setting read only at
+// start (num_retries) named as waiting for the next restart. A file that cannot be served
+// is refused with the reason and the routing in force kept.
+func TestServeReloadsLiteLLMConfigOnSIGHUP(t *testing.T) {
+	a, aURL := newScripted(t, "a", false)
+	b, bURL := newScripted(t, "b", false)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	write := func(body string) {
+		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(fmt.Sprintf(`
+model_list:
+  - model_name: chat
+    litellm_params: {model: openai/chat-model, api_base: %[1]q, api_key: key-a}
+  - model_name: gone
+    litellm_params: {model: openai/gone-model, api_base: %[1]q, api_key: key-a}
+router_settings:
+  num_retries: 0
+general_settings:
+  master_key: os.environ/SY_TEST_MASTER
+`, aURL))
+	const master = "sk-litellm-master-key-for-the-reload-test-0123"
+	t.Setenv("SY_TEST_MASTER", master)
+	t.Setenv("SWITCHYARD_API_KEYS", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, _, stderr, done := startServeWith(t, ctx, filepath.Join(dir, "data"), "--litellm-config", cfg)
+	base := "http://" + addr
+	if code, text := chatAs(t, base, master, "chat"); code != 200 || text != "from a" {
+		t.Fatalf("chat before the reload: %d %s", code, text)
+	}
+
+	write(fmt.Sprintf(`
+model_list:
+  - model_name: chat
+    litellm_params: {model: openai/chat-model, api_base: %[1]q, api_key: key-b}
+  - model_name: fresh
+    litellm_params: {model: openai/fresh-model, api_base: %[1]q, api_key: key-b}
+router_settings:
+  num_retries: 2
+general_settings:
+  master_key: os.environ/SY_TEST_MASTER
+`, bURL))
+	from := len(stderr.String())
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	logged := waitLog(t, stderr, from, "reload: --litellm-config applied")
+	for _, want := range []string{"model_groups_added=fresh", "model_groups_removed=gone", "model_groups_changed=chat", "settings=num_retries"} {
+		if !strings.Contains(logged, want) {
+			t.Errorf("the reload's log lacks %q:\n%s", want, logged)
+		}
+	}
+	if code, text := chatAs(t, base, master, "chat"); code != 200 || text != "from b" {
+		t.Fatalf("chat after the reload: %d %s, want the new file's deployment", code, text)
+	}
+	if code, text := chatAs(t, base, master, "fresh"); code != 200 || text != "from b" {
+		t.Fatalf("the group added: %d %s", code, text)
+	}
+	if code, _ := chatAs(t, base, master, "gone"); code == http.StatusOK {
+		t.Fatalf("the group removed still answers")
+	}
+	if a.count("chat-model") != 1 || b.count("chat-model") != 1 {
+		t.Fatalf("chat-model calls: a %d, b %d, want one each", a.count("chat-model"), b.count("chat-model"))
+	}
+
+	write("model_list:\n  - model_name: chat\n    litellm_params: {model: nope/chat-model}\n")
+	from = len(stderr.String())
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	logged = waitLog(t, stderr, from, "the configuration in force is kept")
+	if !strings.Contains(logged, "nope") {
+		t.Errorf("the refusal does not say why:\n%s", logged)
+	}
+	if code, text := chatAs(t, base, master, "chat"); code != 200 || text != "from b" {
+		t.Fatalf("chat after an invalid file: %d %s, want the routing in force", code, text)
+	}
+	cancel()
+	<-done
+}
+
+// TestServeReloadsProvidersConfigOnSIGHUP: SIGHUP reads --providers-config again: an
+// entry's base_url and key changed, one added, each named in the log; a file without an
+// entry a model group in force still names, or one that does not parse, is refused with
+// the reason and the entries in force kept.
+func TestServeReloadsProvidersConfigOnSIGHUP(t *testing.T) {
+	_, aURL := newScripted(t, "a", false)
+	_, bURL := newScripted(t, "b", false)
+	dir := t.TempDir()
+	provs := filepath.Join(dir, "providers.json")
+	groups := filepath.Join(dir, "groups.json")
+	write := func(path, body string) {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(provs, fmt.Sprintf(`{"providers": [{"name": "up", "format": "openai", "base_url": %q, "api_key": "key-a"}]}`, aURL))
+	write(groups, `{"chat": {"models": ["up/chat-model"]}}`)
+	const key = "sk-providers-reload-test-key-0123456789"
+	t.Setenv("SWITCHYARD_API_KEYS", key)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, _, stderr, done := startServeWith(t, ctx, filepath.Join(dir, "data"), "--providers-config", provs, "--model-groups", groups)
+	base := "http://" + addr
+	if code, text := chatAs(t, base, key, "chat"); code != 200 || text != "from a" {
+		t.Fatalf("chat before the reload: %d %s", code, text)
+	}
+	hup := func(want string) string {
+		t.Helper()
+		from := len(stderr.String())
+		if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		return waitLog(t, stderr, from, want)
+	}
+
+	write(provs, fmt.Sprintf(`{"providers": [{"name": "up", "format": "openai", "base_url": %q, "api_key": "key-b"},
+		{"name": "spare", "format": "openai", "base_url": %q, "api_key": "key-b"}]}`, bURL, bURL))
+	logged := hup("reload: --providers-config applied")
+	if !strings.Contains(logged, "providers_added=spare") || !strings.Contains(logged, "providers_changed=up") || strings.Contains(logged, "key-b") {
+		t.Errorf("the reload's log (names, never keys):\n%s", logged)
+	}
+	if code, text := chatAs(t, base, key, "chat"); code != 200 || text != "from b" {
+		t.Fatalf("chat after the reload: %d %s, want the new base_url", code, text)
+	}
+	if code, text := chatAs(t, base, key, "spare/other-model"); code != 200 || text != "from b" {
+		t.Fatalf("the entry added: %d %s", code, text)
+	}
+
+	for _, c := range []struct{ body, why string }{
+		{fmt.Sprintf(`{"providers": [{"name": "spare", "format": "openai", "base_url": %q, "api_key": "key-b"}]}`, bURL), `no longer has serves the model group`},
+		{`{"providers": [`, "the configuration in force is kept"},
+	} {
+		write(provs, c.body)
+		if logged := hup("the configuration in force is kept"); !strings.Contains(logged, c.why) {
+			t.Errorf("the refusal does not say %q:\n%s", c.why, logged)
+		}
+		if code, text := chatAs(t, base, key, "chat"); code != 200 || text != "from b" {
+			t.Fatalf("chat after a refused file: %d %s", code, text)
+		}
+	}
+	cancel()
+	<-done
+}
