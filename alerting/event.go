@@ -80,6 +80,7 @@ var (
 	UserAccount               = AccountKind{"User", "user"}                               // an internal user's, shared by the keys made for the user
 	TeamMemberAccount         = AccountKind{"Team member", "team_member"}                 // a user's membership of a team (id "team/user")
 	OrganizationMemberAccount = AccountKind{"Organization member", "organization_member"} // a user's membership of an organization (id "org/user")
+	ProxyAccount              = AccountKind{"Proxy budget", "proxy"}                      // the proxy-wide budget every gateway request draws on (LiteLLM's litellm-proxy-budget)
 )
 
 // AccountBudgetEvent is BudgetEvent of the account of kind k named id: its Subject is id

@@ -553,7 +553,7 @@ func (s *Server) withProxyBudget(sc completions.Scope) completions.Scope {
 	if s.proxyBudget == nil {
 		return sc
 	}
-	return drawingOn(sc, s.proxyBudget, proxyBudgetKind, proxyBudgetID)
+	return drawingOn(sc, s.proxyBudget, proxyBudgetKind, ProxyBudgetID)
 }
 
 // drawingOn is sc drawing on outer too (kind and name say which in its refusals): the

@@ -11,12 +11,12 @@ import (
 )
 
 // proxyBudgetKind is the kind the proxy-wide account has in refusals
-// (BudgetExceededError.Kind), and proxyBudgetID its id in the store (LiteLLM's
-// litellm-proxy-budget).
-const (
-	proxyBudgetKind = "proxy"
-	proxyBudgetID   = "litellm-proxy-budget"
-)
+// (BudgetExceededError.Kind).
+const proxyBudgetKind = "proxy"
+
+// ProxyBudgetID is the proxy-wide account's id in the store (LiteLLM's
+// litellm-proxy-budget) and in its budget alerts (completions.BudgetAlert.Budget).
+const ProxyBudgetID = "litellm-proxy-budget"
 
 // setUpProxyBudget stores Config.ProxyMaxBudgetUSD's account, or updates its limits when a
 // replica or an earlier start stored it (what it spent stays), and keeps it for
@@ -46,16 +46,16 @@ func (s *Server) setUpProxyBudget() error {
 	}
 	ctx := context.Background()
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-		err := completions.SetSharedBudgetLimits(ctx, tx, proxyBudgetID, l)
+		err := completions.SetSharedBudgetLimits(ctx, tx, ProxyBudgetID, l)
 		if errors.Is(err, store.ErrNotFound) {
-			return completions.PutSharedBudget(ctx, tx, proxyBudgetID, l)
+			return completions.PutSharedBudget(ctx, tx, ProxyBudgetID, l)
 		}
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("server: proxy budget: %w", err)
 	}
-	b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, proxyBudgetID)
+	b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, ProxyBudgetID)
 	if err != nil {
 		return fmt.Errorf("server: proxy budget: %w", err)
 	}

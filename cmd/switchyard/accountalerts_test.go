@@ -32,6 +32,7 @@ func TestAccountBudgetAlerts(t *testing.T) {
 		{"orgmember/key_0123abcd/acme/ann", "acme/ann", "organization_member", "Organization member acme/ann"},
 		{"tag/key_0123abcd/team:search", "team:search", "tag", "Tag team:search"},
 		{"key/vk_1", "vk_1", "", "Key vk_1"},
+		{"litellm-proxy-budget", "litellm-proxy-budget", "proxy", "Proxy budget litellm-proxy-budget"},
 	}
 	for _, c := range cases {
 		budgetAlerts(al)(context.Background(), completions.BudgetAlert{Budget: c.budget, Threshold: alerting.ThresholdMax, SpentUSD: 2, MaxUSD: 1, Time: time.Now()})

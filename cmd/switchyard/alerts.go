@@ -124,8 +124,9 @@ func (a *alerts) option() server.Option {
 
 // budgetAlerts turns the gateway's budget thresholds into alerts to al: the subject is
 // the virtual key's id, or for a shared account its name — a team's, an end user's, a tag's,
-// an organization's, a user's, a team membership's ("team/user") or an organization
-// membership's ("org/user") — with its kind in Details["subject_kind"].
+// an organization's, a user's, a team membership's ("team/user"), an organization
+// membership's ("org/user") or the proxy-wide budget's (server.ProxyBudgetID) — with its
+// kind in Details["subject_kind"].
 func budgetAlerts(al *alerting.Alerter) completions.BudgetAlertFunc {
 	return func(_ context.Context, b completions.BudgetAlert) {
 		// The shared accounts' ids are "<kind>/<owner>/<name>" (the server's *BudgetID and
@@ -141,6 +142,10 @@ func budgetAlerts(al *alerting.Alerter) completions.BudgetAlertFunc {
 				_ = al.Send(alerting.AccountBudgetEvent(a.kind, name, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
 				return
 			}
+		}
+		if b.Budget == server.ProxyBudgetID {
+			_ = al.Send(alerting.AccountBudgetEvent(alerting.ProxyAccount, b.Budget, b.Threshold, b.SpentUSD, b.SoftUSD, b.MaxUSD, b.PeriodStart, b.Time))
+			return
 		}
 		key := strings.TrimPrefix(b.Budget, "key/")
 		if key == "" {

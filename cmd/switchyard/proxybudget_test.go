@@ -2,17 +2,22 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/switchyard-ai/switchyard/alerting"
 )
 
 // TestServeLiteLLMProxyBudget: a LiteLLM config's litellm_settings.max_budget becomes the
 // proxy-wide budget: once the requests spent it, the next one is refused with a 429 in
-// LiteLLM's words and the upstream is not called.
+// LiteLLM's words and the upstream is not called; the account's 85% and 100% alerts go to
+// --alert-webhook once each, naming the proxy's account.
 func TestServeLiteLLMProxyBudget(t *testing.T) {
 	up, upURL := newScripted(t, "a", false)
 	dir := t.TempDir()
@@ -29,6 +34,8 @@ general_settings:
 `, upURL)), 0o600)
 	t.Setenv("SWITCHYARD_API_KEYS", "")
 	t.Setenv("SWITCHYARD_LITELLM_CONFIG", cfg)
+	rec := newFakeAlertReceiver(t)
+	t.Setenv("SWITCHYARD_ALERT_WEBHOOK", rec.serve.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr, _, _, done := startServeWith(t, ctx, filepath.Join(dir, "data"))
@@ -52,5 +59,23 @@ general_settings:
 		t.Errorf("after the budget: %d, upstream calls %d → %d; want 429 and no call", code, calls, up.count("gpt-4o"))
 	}
 	cancel()
-	<-done
+	<-done // the alerts are delivered before serve returns
+	// The proxy budget's 85% and 100% alerts, each once, naming the proxy's account.
+	var thresholds []string
+	for _, a := range rec.all() {
+		var e alerting.Event
+		if err := json.Unmarshal(a.body, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Subject != "litellm-proxy-budget" || e.Details["subject_kind"] != "proxy" {
+			t.Errorf("alert %s, want the proxy budget's", a.body)
+		}
+		thresholds = append(thresholds, e.Type)
+	}
+	slices.Sort(thresholds)
+	want := []string{alerting.EventBudgetNear, alerting.EventBudgetReached}
+	slices.Sort(want)
+	if !slices.Equal(thresholds, want) {
+		t.Errorf("alert thresholds %q, want 85%% and 100%% once each", thresholds)
+	}
 }
