@@ -144,15 +144,7 @@ func streamAnswer(ctx context.Context, c *client.Client, req *client.CompletionR
 func answerSummary(f *client.Completion) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s/%s", f.Provider, f.Model)
-	var failed []string
-	for _, a := range f.Attempts {
-		if a.Outcome != "ok" {
-			failed = append(failed, a.Model+" "+a.Kind)
-		}
-	}
-	if len(failed) > 0 {
-		fmt.Fprintf(&b, " after %s", strings.Join(failed, ", "))
-	}
+	b.WriteString(failedAttempts(f.Attempts))
 	u := f.Usage
 	fmt.Fprintf(&b, " · %d tokens (%d in, %d out", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
 	if f.UsageEstimated {
@@ -166,6 +158,21 @@ func answerSummary(f *client.Completion) string {
 	}
 	fmt.Fprintf(&b, " · %s, first token %s]", ms(f.Latency), ms(f.TTFT))
 	return b.String()
+}
+
+// failedAttempts is the summary's " after <model> <kind>, …" of the attempts that failed
+// before the answer ("" when none did).
+func failedAttempts(attempts []client.Attempt) string {
+	var failed []string
+	for _, a := range attempts {
+		if a.Outcome != "ok" {
+			failed = append(failed, a.Model+" "+a.Kind)
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return " after " + strings.Join(failed, ", ")
 }
 
 func ms(v int64) string {

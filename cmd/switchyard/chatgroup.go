@@ -108,15 +108,7 @@ func groupSummary(a *groupAnswer) string {
 	}
 	sy := a.Switchyard
 	if sy != nil {
-		var failed []string
-		for _, at := range sy.Attempts {
-			if at.Outcome != "ok" {
-				failed = append(failed, at.Model+" "+at.Kind)
-			}
-		}
-		if len(failed) > 0 {
-			fmt.Fprintf(&b, " after %s", strings.Join(failed, ", "))
-		}
+		b.WriteString(failedAttempts(sy.Attempts))
 	}
 	if u := a.Usage; u != nil {
 		fmt.Fprintf(&b, " · %d tokens (%d in, %d out)", u.TotalTokens, u.PromptTokens, u.CompletionTokens)
