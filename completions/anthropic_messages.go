@@ -52,15 +52,9 @@ type AnthropicMessagesRequest struct {
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
 	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
-	// LiteLLM's testing switches, as on chat completions (OpenAIChatRequest.MockResponse):
-	// mock_response answers without a model; the mock_testing_* switches fail the model
-	// asked so that its fallbacks are taken; mock_timeout fails it after the wait a silent
-	// model would cost.
-	MockResponse                      json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
-	MockTestingFallbacks              json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
-	MockTestingContextFallbacks       json.RawMessage `json:"mock_testing_context_fallbacks,omitempty" jsonschema:"-"`
-	MockTestingContentPolicyFallbacks json.RawMessage `json:"mock_testing_content_policy_fallbacks,omitempty" jsonschema:"-"`
-	MockTimeout                       json.RawMessage `json:"mock_timeout,omitempty" jsonschema:"-"`
+	// LiteLLMMocks are LiteLLM's testing switches, as on chat completions: answered in
+	// this route's shape.
+	LiteLLMMocks
 	// OutputConfig.Format asks for structured output: a JSON answer following a schema.
 	// OutputConfig.Effort is how hard an adaptive thinking model thinks (low, medium, high
 	// or max); read with Thinking only.
@@ -232,8 +226,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	c := &OpenAIChatRequest{Model: r.Model, MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP,
 		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
 		Guardrails: r.Guardrails, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata,
-		MockResponse: r.MockResponse, MockTestingFallbacks: r.MockTestingFallbacks, MockTestingContextFallbacks: r.MockTestingContextFallbacks,
-		MockTestingContentPolicyFallbacks: r.MockTestingContentPolicyFallbacks, MockTimeout: r.MockTimeout}
+		LiteLLMMocks: r.LiteLLMMocks}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -14,6 +15,21 @@ import (
 // it, so that its fallbacks are taken for real (Request.MockFailure), and mock_timeout
 // does so after waiting as long as a silent model would keep it. None calls, bills,
 // caches or counts against a model's circuit breaker.
+
+// LiteLLMMocks are LiteLLM's testing switches in a request body (chat completions, text
+// completions, Anthropic's Messages, the Responses API): mock_response (a string) answers
+// with that text without calling the model (Request.MockResponse);
+// mock_testing_fallbacks, mock_testing_context_fallbacks and
+// mock_testing_content_policy_fallbacks (true) fail the model asked without calling it,
+// so that its fallbacks for that failure are taken (Request.MockFailure); mock_timeout
+// (true) fails it with a timeout after the wait a silent model would cost.
+type LiteLLMMocks struct {
+	MockResponse                      json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
+	MockTestingFallbacks              json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
+	MockTestingContextFallbacks       json.RawMessage `json:"mock_testing_context_fallbacks,omitempty" jsonschema:"-"`
+	MockTestingContentPolicyFallbacks json.RawMessage `json:"mock_testing_content_policy_fallbacks,omitempty" jsonschema:"-"`
+	MockTimeout                       json.RawMessage `json:"mock_timeout,omitempty" jsonschema:"-"`
+}
 
 // mockFailureKinds are the failures Request.MockFailure may make up, with the LiteLLM
 // field each stands for.

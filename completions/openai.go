@@ -83,17 +83,8 @@ type OpenAIChatRequest struct {
 	TopLogprobs  json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
 	Modalities   json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
 	Audio        json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
-	// LiteLLM's testing switches: mock_response (a string) answers with that text without
-	// calling the model (Request.MockResponse); mock_testing_fallbacks,
-	// mock_testing_context_fallbacks and mock_testing_content_policy_fallbacks (true) fail
-	// the model asked without calling it, so that its fallbacks for that failure are taken
-	// (Request.MockFailure); mock_timeout (true) fails it with a timeout after the wait a
-	// silent model would cost.
-	MockResponse                      json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
-	MockTestingFallbacks              json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
-	MockTestingContextFallbacks       json.RawMessage `json:"mock_testing_context_fallbacks,omitempty" jsonschema:"-"`
-	MockTestingContentPolicyFallbacks json.RawMessage `json:"mock_testing_content_policy_fallbacks,omitempty" jsonschema:"-"`
-	MockTimeout                       json.RawMessage `json:"mock_timeout,omitempty" jsonschema:"-"`
+	// LiteLLMMocks are LiteLLM's testing switches.
+	LiteLLMMocks
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	// Fallbacks is LiteLLM's client-side fallbacks: model names (or groups) tried in order

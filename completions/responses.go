@@ -92,14 +92,9 @@ type ResponsesRequest struct {
 	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
 	// request-body "guardrails"; see Request.Guardrails).
 	Guardrails []string `json:"guardrails,omitempty"`
-	// LiteLLM's testing switches, as on chat completions (OpenAIChatRequest.MockResponse):
-	// mock_response answers without a model (in the Responses shape); the mock_testing_*
-	// switches and mock_timeout fail the model asked so that its fallbacks are taken.
-	MockResponse                      json.RawMessage `json:"mock_response,omitempty" jsonschema:"-"`
-	MockTestingFallbacks              json.RawMessage `json:"mock_testing_fallbacks,omitempty" jsonschema:"-"`
-	MockTestingContextFallbacks       json.RawMessage `json:"mock_testing_context_fallbacks,omitempty" jsonschema:"-"`
-	MockTestingContentPolicyFallbacks json.RawMessage `json:"mock_testing_content_policy_fallbacks,omitempty" jsonschema:"-"`
-	MockTimeout                       json.RawMessage `json:"mock_timeout,omitempty" jsonschema:"-"`
+	// LiteLLMMocks are LiteLLM's testing switches, as on chat completions: answered in
+	// this route's shape.
+	LiteLLMMocks
 
 	// continued is set by ContinueResponse once the items of previous_response_id's
 	// conversation are in Input: the first history of them.
@@ -360,8 +355,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
 		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
 		Metadata: r.Metadata, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata, Guardrails: r.Guardrails,
-		MockResponse: r.MockResponse, MockTestingFallbacks: r.MockTestingFallbacks, MockTestingContextFallbacks: r.MockTestingContextFallbacks,
-		MockTestingContentPolicyFallbacks: r.MockTestingContentPolicyFallbacks, MockTimeout: r.MockTimeout}
+		LiteLLMMocks: r.LiteLLMMocks}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

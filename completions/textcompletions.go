@@ -58,6 +58,9 @@ type OpenAITextCompletionRequest struct {
 	// LiteLLMMetadata is LiteLLM's litellm_metadata: its user names the request's end user
 	// when the body's user does not.
 	LiteLLMMetadata *LiteLLMMetadata `json:"litellm_metadata,omitempty" jsonschema:"description=LiteLLM's metadata for the gateway (never sent upstream): its user names the request's end user"`
+	// LiteLLMMocks are LiteLLM's testing switches, as on chat completions: a mock_response
+	// is each choice's text.
+	LiteLLMMocks
 }
 
 // OpenAIPrompt is a legacy completion's prompt: a string or an array of strings.
@@ -123,7 +126,8 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, MaxTokens: r.MaxTokens, TopP: r.TopP, N: r.N,
 			Stream: r.Stream, StreamOptions: r.StreamOpts, Stop: r.Stop, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries,
 			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata, Guardrails: r.Guardrails,
-			Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
+			LiteLLMMocks: r.LiteLLMMocks,
+			Messages:     []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
 		if r.MaxTokens != nil && *r.MaxTokens == 0 {
 			// OpenAI's legacy completions take 0 (its minimum; chat's is 1): the model's
 			// default here, as it always was.

@@ -362,3 +362,28 @@ func TestLiteLLMMockOnResponses(t *testing.T) {
 		t.Errorf("a switch of the wrong type: %d %s, want a 400 naming it", resp.StatusCode, b)
 	}
 }
+
+// TestLiteLLMMockOnTextCompletions: OpenAI's legacy /v1/completions takes LiteLLM's testing
+// switches as chat does (LiteLLM documents mock_timeout for /chat/completions and
+// /completions): mock_response is the choice's text without an upstream call;
+// mock_testing_fallbacks and mock_timeout (streamed, its wait the first-token timeout) fail
+// the group asked so that its fallback answers. Before, they were dropped and the real
+// model was called (and billed).
+func TestLiteLLMMockOnTextCompletions(t *testing.T) {
+	hs, _, up, _ := mockServer(t)
+	resp, b := post(t, hs.URL+"/v1/completions", testKey, `{"model":"gpt","prompt":"Say hi","mock_response":"canned answer"}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"text":"canned answer"`) || !strings.Contains(string(b), `"object":"text_completion"`) {
+		t.Fatalf("mock_response on /v1/completions: %d %s", resp.StatusCode, b)
+	}
+	if n := up.total(); n != 0 {
+		t.Errorf("the upstream was called %d times", n)
+	}
+	resp, b = post(t, hs.URL+"/v1/completions", testKey, `{"model":"gpt","prompt":"Say hi","mock_testing_fallbacks":true}`)
+	if resp.StatusCode != http.StatusOK || up.count("ok") != 0 || up.count("other") != 1 || !strings.Contains(string(b), "from other") {
+		t.Errorf("mock_testing_fallbacks on /v1/completions: %d %s; calls ok %d other %d, want only the fallback", resp.StatusCode, b, up.count("ok"), up.count("other"))
+	}
+	resp, b = post(t, hs.URL+"/v1/completions", testKey, `{"model":"gpt","prompt":"Say hi","stream":true,"mock_timeout":true,"first_token_timeout":0.05}`)
+	if resp.StatusCode != http.StatusOK || up.count("ok") != 0 || up.count("other") != 2 || !strings.Contains(string(b), "from other") {
+		t.Errorf("mock_timeout on /v1/completions: %d %s; calls ok %d other %d, want only the fallback", resp.StatusCode, b, up.count("ok"), up.count("other"))
+	}
+}
