@@ -293,8 +293,9 @@ type job struct {
 	// HeartbeatAt is refreshed by the worker running the job when the queue is shared
 	// (WithQueue), so another process can tell a dead worker from a slow job.
 	HeartbeatAt time.Time `json:"heartbeat_at,omitzero"`
-	// CancelRequested is set by Cancel of a job running in another process; that worker's
-	// heartbeat picks it up, and a dead worker's job is ended as cancelled, not re-run.
+	// CancelRequested is set by Cancel of a running job: the worker of another process
+	// running it picks it up with its heartbeat, and a run cut short (a dead worker, a
+	// restart) before it stopped is ended as cancelled, not re-run.
 	CancelRequested bool `json:"cancel_requested,omitempty"`
 	// OpenKeys are the gateway keys runs minted and have not revoked yet (KeyReclaimer).
 	OpenKeys []openKey `json:"open_keys,omitempty"`

@@ -386,6 +386,18 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 		switch j.Status {
 		case StatusQueued:
 		case StatusRunning:
+			if j.CancelRequested { // cancelled, and the server stopped before the run did
+				s.reclaimForEnd(ctx, &j)(&j)
+				j.Status = StatusInterrupted
+				j.ErrorMessage = fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(&j))
+				t := s.now().UTC()
+				j.FinishedAt = &t
+				if err := s.put(ctx, &j); err != nil {
+					return nil, err
+				}
+				s.log.Info("optimizer: ended a job cancelled before a restart", "job", j.ID)
+				continue
+			}
 			if j.Attempts >= MaxAttempts {
 				s.reclaimForEnd(ctx, &j)(&j)
 				j.Status = StatusFailed
@@ -684,6 +696,11 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*JobStatus, err
 		c := s.running[id]
 		s.mu.Unlock()
 		if c != nil {
+			// Recorded before the run is told: a crash before it stops must not start the
+			// job over at the next Start (recover ends a marked job interrupted).
+			if err := s.markCancelRequested(ctx, id); err != nil {
+				return nil, err
+			}
 			c(errCancelled)
 		} else if s.q != nil {
 			if err := s.cancelElsewhere(ctx, j); err != nil {
@@ -767,8 +784,17 @@ func (s *Service) save(j *job) {
 		s.saveShared(j)
 		return
 	}
-	if err := s.put(context.Background(), j); err != nil {
-		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
+	ctx := context.Background()
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		// Keep the cancel mark Cancel recorded for this run (see markCancelRequested).
+		if cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID); err == nil &&
+			cur.Status == StatusRunning && cur.Attempts == j.Attempts {
+			j.CancelRequested = j.CancelRequested || cur.CancelRequested
+		}
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+	})
+	if err != nil {
+		s.log.Log(ctx, jobqueue.FailureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
 	}
 }
 

@@ -463,8 +463,21 @@ func (s *Service) cancelElsewhere(ctx context.Context, j *job) error {
 		}
 		// Its worker beat again: marked and signalled as a live worker's job is.
 	}
+	if err := s.markCancelRequested(ctx, j.ID); err != nil {
+		return err
+	}
+	if err := s.q.Cancel(ctx, QueueKind, j.ID); err != nil {
+		return fmt.Errorf("optimizer: cancel job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// markCancelRequested records in running job id's record that it was cancelled: the
+// worker running it elsewhere reads the mark (heartbeat), and a run cut short before it
+// stopped is ended interrupted rather than started over (recover, handle).
+func (s *Service) markCancelRequested(ctx context.Context, id string) error {
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, j.ID)
+		cur, err := store.GetJSON[job](ctx, tx, store.OptimizationJobs, id)
 		if err != nil {
 			return err
 		}
@@ -475,10 +488,7 @@ func (s *Service) cancelElsewhere(ctx context.Context, j *job) error {
 		return store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur)
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("optimizer: cancel job %s: %w", j.ID, err)
-	}
-	if err := s.q.Cancel(ctx, QueueKind, j.ID); err != nil {
-		return fmt.Errorf("optimizer: cancel job %s: %w", j.ID, err)
+		return fmt.Errorf("optimizer: cancel job %s: %w", id, err)
 	}
 	return nil
 }
