@@ -246,7 +246,10 @@ func (o *AgentOptimizer) Results(ctx context.Context) (*OptimizationResults, err
 	return &res, nil
 }
 
-// Cancel stops the remembered job; it ends interrupted. It returns the job's status.
+// Cancel stops the remembered job; it ends interrupted. It returns the job's status once
+// the server saw its run stop (interrupted, with the cancel's ErrorMessage); a run slower
+// to stop than the server waits (10 s), or running on another worker, is still "running":
+// Wait for it.
 func (o *AgentOptimizer) Cancel(ctx context.Context) (*OptimizationStatus, error) {
 	id, err := o.id("Cancel")
 	if err != nil {

@@ -34,7 +34,10 @@ func TestCancelSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-entered
-	if _, err := e.svc.Cancel(ctx, "alice", sub.JobID); err != nil {
+	// The run does not stop, so Cancel's wait for it ends with this context.
+	cctx, stopWaiting := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer stopWaiting()
+	if _, err := e.svc.Cancel(cctx, "alice", sub.JobID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -63,5 +66,38 @@ func TestCancelSurvivesRestart(t *testing.T) {
 	after.mu.Unlock()
 	if runs != 0 {
 		t.Errorf("the restarted server ran the cancelled job again (%d sandbox runs)", runs)
+	}
+}
+
+// TestCancelAnswersTheEnd: cancelling a running job answered its status of the moment,
+// "running", so a caller (and `switchyard optimize --job ID --cancel`, which printed "job
+// ID running") could not tell the cancel had worked, and results still answered 409. Cancel
+// now waits for the run to stop and answers "interrupted" with the cancel's message, the
+// best result so far readable at once.
+func TestCancelAnswersTheEnd(t *testing.T) {
+	runner := &fakeRunner{block: func(j sandbox.Job) bool {
+		return strings.Contains(string(j.Files["agent.py"]), "Be careful")
+	}}
+	e := newEnv(t, runner, nil)
+	e.start(t)
+	ctx := context.Background()
+	sub, err := e.svc.Submit(ctx, "alice", request(e.url, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitIteration(t, e.svc, sub.JobID, 0)
+	st, err := e.svc.Cancel(ctx, "alice", sub.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != StatusInterrupted || !strings.Contains(st.ErrorMessage, "cancelled by the caller") || st.FinishedAt == nil {
+		t.Fatalf("Cancel answered %s (%q); want interrupted, cancelled by the caller", st.Status, st.ErrorMessage)
+	}
+	res, err := e.svc.Results(ctx, "alice", sub.JobID)
+	if err != nil {
+		t.Fatalf("results right after the cancel: %v", err)
+	}
+	if len(res.Results) != 1 || res.Results[0].Complete || res.Results[0].AgentCodeURL == "" {
+		t.Errorf("results after the cancel: %+v", res.Results)
 	}
 }

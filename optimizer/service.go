@@ -666,27 +666,55 @@ func (s *Service) History(ctx context.Context, owner, id string) (map[string][]I
 	return h, nil
 }
 
+// CancelWait bounds how long Cancel waits for a run of this process it cancelled to stop.
+const CancelWait = 10 * time.Second
+
 // Cancel stops a queued or running job; it ends "interrupted" with the best result so far
-// kept. A finished job answers ErrFinished.
+// kept. A job running in this process is waited for (at most CancelWait, and while ctx
+// lasts), so the answer is its final status; one running elsewhere, or slower to stop,
+// answers "running" (poll Status). A finished job answers ErrFinished.
 func (s *Service) Cancel(ctx context.Context, owner, id string) (*JobStatus, error) {
+	st, done, err := s.cancelJob(ctx, owner, id)
+	if err != nil || done == nil {
+		return st, err
+	}
+	wait := time.NewTimer(CancelWait)
+	defer wait.Stop()
+	select {
+	case <-done:
+	case <-wait.C:
+		return st, nil
+	case <-ctx.Done():
+		return st, nil
+	}
+	if j, err := s.get(ctx, owner, id); err == nil {
+		final := j.status()
+		return &final, nil
+	}
+	return st, nil // deleted meanwhile: what the cancel saw
+}
+
+// cancelJob is Cancel without the wait: done is closed once the run of this process it
+// cancelled has saved its end (nil when no such run).
+func (s *Service) cancelJob(ctx context.Context, owner, id string) (st *JobStatus, done <-chan struct{}, err error) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
 	j, err := s.get(ctx, owner, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch j.Status {
 	case StatusQueued:
 		claimed, err := s.cancelQueued(ctx, j)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if claimed { // a worker of another process started it meanwhile
 			if j.Status != StatusRunning {
-				return nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
+				return nil, nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
 			}
 			if err := s.cancelElsewhere(ctx, j); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			break
 		}
@@ -694,24 +722,25 @@ func (s *Service) Cancel(ctx context.Context, owner, id string) (*JobStatus, err
 	case StatusRunning:
 		s.mu.Lock()
 		c := s.running[id]
+		done = s.runDone[id]
 		s.mu.Unlock()
 		if c != nil {
 			// Recorded before the run is told: a crash before it stops must not start the
 			// job over at the next Start (recover ends a marked job interrupted).
 			if err := s.markCancelRequested(ctx, id); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			c(errCancelled)
 		} else if s.q != nil {
 			if err := s.cancelElsewhere(ctx, j); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	default:
-		return nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
+		return nil, nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
 	}
-	st := j.status()
-	return &st, nil
+	now := j.status()
+	return &now, done, nil
 }
 
 // Artifact returns the agent.py stored under token (no owner check: the token is the

@@ -119,7 +119,8 @@ func boundedInt(name string, v float64, lo, hi int) (int, error) {
 //   - GET /api/v1/optimize/results?job_id=ID — results of a completed, failed or interrupted
 //     job; 409 {"status": ...} while it is queued or running;
 //   - POST /api/v1/optimize/cancel?job_id=ID — stop a queued or running job (it ends
-//     interrupted, best result so far kept); 409 when it already ended;
+//     interrupted, best result so far kept) and answer its status once the run stopped
+//     (optimizer.CancelWait at most); 409 when it already ended;
 //   - GET /api/v1/artifacts/{token}/agent.py — the best agent.py of a job, with no key (the
 //     128-bit token in the URL is the credential);
 //   - GET /api/v1/optimize/jobs — the key's jobs, newest first (limit, cursor,

@@ -351,7 +351,12 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "job %s %s\n", o.JobID(), st.Status)
+			switch {
+			case st.Done():
+				fmt.Fprintf(stdout, "job %s %s: %s\n", o.JobID(), st.Status, st.ErrorMessage)
+			default: // still stopping (or running on another worker)
+				fmt.Fprintf(stdout, "job %s %s: cancelling; it ends interrupted (follow it with --job %s)\n", o.JobID(), st.Status, o.JobID())
+			}
 			return nil
 		}
 	} else {

@@ -162,7 +162,7 @@ func TestOptimizeCommand(t *testing.T) {
 		t.Fatalf("slow submit: %d", code)
 	}
 	code, out, errOut = cli(t, "optimize", "--url", url, "--job", slow, "--cancel")
-	if code != 0 || !strings.Contains(out, slow) {
+	if code != 0 || !strings.Contains(out, "job "+slow+" interrupted: cancelled by the caller") {
 		t.Fatalf("cancel: %d %s %s", code, out, errOut)
 	}
 	code, out, errOut = cli(t, "optimize", "--url", url, "--job", slow, "--poll", "20ms")

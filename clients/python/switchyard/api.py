@@ -434,5 +434,7 @@ class AgentOptimizer:
         return self.client.request("GET", "/api/v1/optimize/results", {"job_id": self._id(job_id)})
 
     def cancel(self, job_id: Optional[str] = None) -> Dict[str, Any]:
-        """Stops the job; it ends interrupted."""
+        """Stops the job; it ends interrupted. Returns its status once the server saw the run
+        stop (``interrupted``, with the cancel's ``error_message``); a run slower to stop than
+        the server waits (10 s), or running on another worker, is still ``running``: wait()."""
         return self.client.request("POST", "/api/v1/optimize/cancel", {"job_id": self._id(job_id)})
