@@ -88,9 +88,51 @@ type IterationRecord struct {
 	MinibatchRows int                `json:"minibatch_rows,omitempty"`
 	Candidates    []CandidateOutcome `json:"candidates,omitempty"`
 	RowsRun       int                `json:"rows_run,omitempty"`
+	// Comparison is the paired test of the confirmed candidate against the best agent at
+	// that time on the whole train split (nil when no candidate was confirmed);
+	// RecheckedRows counts the rows both ran again for it.
+	Comparison    *OptimizationComparison `json:"comparison,omitempty"`
+	RecheckedRows int                     `json:"rechecked_rows,omitempty"`
 	// Note says why a variant was not scored or was rejected.
 	Note       string  `json:"note,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
+}
+
+// OptimizationComparison is a paired test of a candidate against the best agent: rows it
+// won, lost and tied, the mean score difference, the test's p-value and whether it was
+// accepted.
+type OptimizationComparison struct {
+	Wins      int     `json:"wins"`
+	Losses    int     `json:"losses"`
+	Ties      int     `json:"ties"`
+	MeanDelta float64 `json:"mean_delta"`
+	PValue    float64 `json:"p_value"`
+	Accepted  bool    `json:"accepted"`
+}
+
+// OptimizationSpend is tokens and their USD cost.
+type OptimizationSpend struct {
+	Tokens  int64   `json:"tokens"`
+	CostUSD float64 `json:"cost_usd"`
+}
+
+// OptimizationUsage splits a model's spending between the task model and the proposer;
+// TaskSource is "gateway" (metered by the gateway for the job's key) or "agent_reported"
+// (the usage run_batch returned).
+type OptimizationUsage struct {
+	Task       OptimizationSpend `json:"task_model"`
+	Proposer   OptimizationSpend `json:"proposer"`
+	TaskSource string            `json:"task_source"`
+}
+
+// OptimizationCutRuns is what runs of a job cut short (a dead worker, a restart) spent,
+// not included in the results' figures.
+type OptimizationCutRuns struct {
+	Runs     int               `json:"runs"`
+	Tokens   int64             `json:"tokens"`
+	CostUSD  float64           `json:"cost_usd"`
+	Task     OptimizationSpend `json:"task_model"`
+	Proposer OptimizationSpend `json:"proposer"`
 }
 
 // CandidateOutcome is one proposal of an iteration and how it did on the minibatch.
@@ -107,8 +149,10 @@ type CandidateOutcome struct {
 
 // OptimizationResult is the outcome for one target model.
 type OptimizationResult struct {
-	Model           string `json:"model"`
-	Optimizer       string `json:"optimizer"`
+	Model     string `json:"model"`
+	Optimizer string `json:"optimizer"`
+	// ProposerPrompt names the proposer's prompt file when the proposer reports one.
+	ProposerPrompt  string `json:"proposer_prompt,omitempty"`
 	OriginalPrompt  string `json:"original_prompt"`
 	OptimizedPrompt string `json:"optimized_prompt"`
 	// BaselineScore is the original agent's train-split score (iteration 0); nil when the
@@ -128,6 +172,8 @@ type OptimizationResult struct {
 	// Tokens and CostUSD total the task-model and proposer usage.
 	Tokens  int64   `json:"tokens"`
 	CostUSD float64 `json:"cost_usd"`
+	// Usage splits Tokens and CostUSD between the task model and the proposer.
+	Usage OptimizationUsage `json:"usage"`
 	// History lists every iteration, 0 being the baseline.
 	History []IterationRecord `json:"history,omitempty"`
 }
@@ -138,6 +184,8 @@ type OptimizationResults struct {
 	Status       string               `json:"status"`
 	ErrorMessage string               `json:"error_message,omitempty"`
 	Results      []OptimizationResult `json:"results"`
+	// CutRuns is what runs cut short spent (nil when every run finished).
+	CutRuns *OptimizationCutRuns `json:"cut_runs,omitempty"`
 }
 
 // AgentOptimizer submits agent prompt optimization jobs and follows them. It remembers

@@ -160,6 +160,15 @@ func TestAgentOptimizerAgainstServer(t *testing.T) {
 	if !strings.HasPrefix(r.AgentCodeURL, c.BaseURL()+"/api/v1/artifacts/") {
 		t.Fatalf("agent code URL %q", r.AgentCodeURL)
 	}
+	// The usage split and each kept iteration's paired test reach the client.
+	if r.Usage.TaskSource == "" || r.Usage.Task.Tokens+r.Usage.Proposer.Tokens != r.Tokens {
+		t.Errorf("usage %+v, want its source and a split of the %d tokens", r.Usage, r.Tokens)
+	}
+	for _, it := range r.History[1:] {
+		if it.Kept && (it.Comparison == nil || !it.Comparison.Accepted || it.Comparison.Wins == 0) {
+			t.Errorf("kept iteration %d: comparison %+v, want the accepted paired test", it.Iteration, it.Comparison)
+		}
+	}
 }
 
 // TestAgentCodeURLServesTheBestAgent downloads agent_code_url without a key.
