@@ -11,6 +11,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -251,7 +252,7 @@ func parseDataset(data []byte) ([]sandbox.Row, error) {
 			v, ok := obj[field]
 			var s string
 			if !ok {
-				return nil, bundleErr("dataset.json", "row %d has no %q", i, field)
+				return nil, bundleErr("dataset.json", "row %d has no %q%s", i, field, rowKeys(obj))
 			}
 			if err := json.Unmarshal(v, &s); err != nil {
 				return nil, bundleErr("dataset.json", "row %d: %q must be a string", i, field)
@@ -264,6 +265,32 @@ func parseDataset(data []byte) ([]sandbox.Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// rowKeys says which keys a dataset row has, for the error of one without "input" or
+// "answer": a DSPy example's question or a trainset's output shows at once (the first few,
+// sorted; "" for an empty row).
+func rowKeys(obj map[string]json.RawMessage) string {
+	if len(obj) == 0 {
+		return " (the row is empty)"
+	}
+	keys := slices.Sorted(maps.Keys(obj))
+	more := ""
+	if len(keys) > 5 {
+		keys, more = keys[:5], ", …"
+	}
+	for i, k := range keys {
+		keys[i] = strconv.Quote(truncateKey(k))
+	}
+	return " (its keys: " + strings.Join(keys, ", ") + more + "; rename them to input and answer)"
+}
+
+// truncateKey shortens a key named in an error to 40 bytes.
+func truncateKey(k string) string {
+	if len(k) <= 40 {
+		return k
+	}
+	return k[:40] + "…"
 }
 
 // maxBundleEntries bounds a bundle's ZIP entries, folders included, before the archive is

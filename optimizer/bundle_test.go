@@ -171,6 +171,8 @@ func TestReadBundleRefuses(t *testing.T) {
 		{"bad json", "dataset.json", "not valid JSON", replace("dataset.json", []byte(`[{"input":`))},
 		{"answer not string", "dataset.json", `"answer" must be a string`, replace("dataset.json", []byte(strings.Replace(string(rows(10)), `"answer":"a"`, `"answer":3`, 1)))},
 		{"missing input", "dataset.json", `has no "input"`, replace("dataset.json", []byte(strings.Replace(string(rows(10)), `,"input":"0"`, ``, 1)))},
+		{"DSPy's question", "dataset.json", `row 0 has no "input" (its keys: "answer", "question"; rename them to input and answer)`,
+			replace("dataset.json", []byte(strings.Replace(string(rows(10)), `"input":"0"`, `"question":"0"`, 1)))},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
