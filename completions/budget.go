@@ -45,6 +45,10 @@ type BudgetLimits struct {
 	// SoftCostUSD is a USD mark that never blocks (LiteLLM's soft_budget): reaching it is
 	// reported once per period (Options.BudgetAlert), as are 85% and 100% of MaxCostUSD.
 	SoftCostUSD float64 `json:"soft_cost_usd,omitempty"`
+	// CostAboveOnly refuses on MaxCostUSD only once the spend is above it, not when it
+	// equals it: LiteLLM's rule for its proxy-wide max_budget (global_proxy_spend >
+	// max_budget), where its keys and teams refuse at spend >= max_budget (the default).
+	CostAboveOnly bool `json:"cost_above_only,omitempty"`
 }
 
 // BudgetUsage is what a Budget has consumed so far (in its current period, with
@@ -424,6 +428,18 @@ func (l BudgetLimits) roll(u *BudgetUsage, now time.Time) {
 	}
 }
 
+// costSpent reports whether spending usd uses MaxCostUSD up: at or above it, or only
+// above it with CostAboveOnly.
+func (l BudgetLimits) costSpent(usd float64) bool {
+	if l.MaxCostUSD <= 0 {
+		return false
+	}
+	if l.CostAboveOnly {
+		return usd > l.MaxCostUSD
+	}
+	return usd >= l.MaxCostUSD
+}
+
 // take counts one call against u, or fails when the calls, tokens or cost are used up.
 func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 	l.roll(u, now)
@@ -436,7 +452,7 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 	if l.MaxTokens > 0 && u.Tokens >= l.MaxTokens {
 		return 0, fmt.Errorf("%w: %d of %d tokens used", ErrBudgetExceeded, u.Tokens, l.MaxTokens)
 	}
-	if l.MaxCostUSD > 0 && u.CostUSD >= l.MaxCostUSD {
+	if l.costSpent(u.CostUSD) {
 		return 0, &CostExceededError{SpentUSD: u.CostUSD, MaxUSD: l.MaxCostUSD}
 	}
 	u.Calls++

@@ -285,7 +285,7 @@ func (l BudgetLimits) projected(u BudgetUsage, inflight int) string {
 		finished = max(u.Calls-int64(inflight), 1)
 	}
 	n := float64(inflight)
-	if mean := u.CostUSD / float64(finished); l.MaxCostUSD > 0 && u.CostUSD+n*mean >= l.MaxCostUSD {
+	if mean := u.CostUSD / float64(finished); l.costSpent(u.CostUSD + n*mean) {
 		return fmt.Sprintf("$%.4f of $%.4f spent and %d requests in flight (about $%.4f each)", u.CostUSD, l.MaxCostUSD, inflight, mean)
 	}
 	if mean := float64(u.Tokens) / float64(finished); l.MaxTokens > 0 && float64(u.Tokens)+n*mean >= float64(l.MaxTokens) {

@@ -36,7 +36,7 @@ func (s *Server) setUpProxyBudget() error {
 	if s.cfg.Store == nil {
 		return errors.New("server: ProxyMaxBudgetUSD needs a Store (the account the replicas share)")
 	}
-	l := completions.BudgetLimits{MaxCostUSD: max}
+	l := completions.BudgetLimits{MaxCostUSD: max, CostAboveOnly: true}
 	if s.cfg.ProxyBudgetDuration != "" {
 		d, err := parseBudgetDuration(s.cfg.ProxyBudgetDuration)
 		if err != nil {
@@ -67,7 +67,7 @@ func (s *Server) setUpProxyBudget() error {
 // (BudgetExceededError's, which name no entity).
 func proxyRefusal(e *completions.BudgetExceededError) string {
 	msg := "Budget has been exceeded! Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD)
-	if !(e.Limits.MaxCostUSD > 0 && e.Used.CostUSD >= e.Limits.MaxCostUSD) {
+	if !(e.Limits.MaxCostUSD > 0 && e.Used.CostUSD >= e.Limits.MaxCostUSD) { // spent (above it, or at it in flight)
 		msg += " (the proxy's budget: " + e.Reason.Error() + ")"
 	}
 	return msg
