@@ -446,9 +446,13 @@ type directRoute struct {
 	h    http.Handler
 }
 
-// writeError writes err as the uniform error body. Errors no mapper knows are logged and
-// answered with a 500 that carries only the request id.
+// writeError writes err as the uniform error body. A write the store refused (disk full,
+// read-only) is a 503 with Retry-After (storageRefused); errors no mapper knows are logged
+// and answered with a 500 that carries only the request id.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if s.storageRefused(w, r, err) {
+		return
+	}
 	if ae := s.toAPIError(err); ae != nil {
 		s.respondError(w, r, ae, err)
 		return

@@ -40,6 +40,11 @@ var (
 	// ErrCorrupt means the database file is damaged (for example truncated) and cannot be
 	// opened safely.
 	ErrCorrupt = errors.New("store: database file is damaged")
+	// ErrUnwritable means a write failed because the database's storage refuses writes: its
+	// disk is full, its quota is spent, or its file system is read-only. Reads still work,
+	// and writes work again once space is freed or the file system is writable, without a
+	// restart. The error also wraps the system's own (naming the file).
+	ErrUnwritable = errors.New("store: the database cannot be written (disk full or read-only file system)")
 )
 
 // Collection names a group of records. Keys are unique within a collection.

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -84,7 +85,17 @@ func wrap(err error) error {
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return fmt.Errorf("boltstore: %w", store.ErrClosed)
 	}
+	if unwritable(err) {
+		return fmt.Errorf("boltstore: %w: %w", store.ErrUnwritable, err)
+	}
 	return err
+}
+
+// unwritable reports whether err is the file system refusing a write for want of space or
+// because it is read-only: bbolt rolls such a commit back, and the same write succeeds once
+// the fault clears.
+func unwritable(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS)
 }
 
 type notFoundError struct {
