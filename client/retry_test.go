@@ -200,8 +200,15 @@ func TestRetryWaitStopsOnCancelledContext(t *testing.T) {
 	f := &fakeScripted{steps: []scriptedStep{{503, "", `{"error":"Service Unavailable","message":"busy"}`}}}
 	ts := httptest.NewServer(f)
 	defer ts.Close()
-	// The real wait: a one-hour backoff that only the context can end.
-	c, err := client.New(client.WithBaseURL(ts.URL), client.WithRetry(client.RetryPolicy{Initial: time.Hour, Max: time.Hour}))
+	// The real wait: a one-hour backoff that only the context can end. The cancel comes once
+	// the wait began (before, it could cut the 503's own request, under load: ci-33b).
+	waiting := make(chan struct{})
+	var once sync.Once
+	sleep := func(ctx context.Context, d time.Duration) error {
+		once.Do(func() { close(waiting) })
+		return client.SleepContext(ctx, d)
+	}
+	c, err := client.New(client.WithBaseURL(ts.URL), client.WithRetry(client.RetryPolicy{Initial: time.Hour, Max: time.Hour}), client.WithSleep(sleep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,8 +218,10 @@ func TestRetryWaitStopsOnCancelledContext(t *testing.T) {
 		_, err := c.ModelSelect(ctx, &client.ModelSelectRequest{})
 		done <- err
 	}()
-	for f.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-waiting:
+	case <-time.After(10 * time.Second): // a hang guard, not a timing assertion
+		t.Fatal("the client never began its wait after the 503")
 	}
 	cancel()
 	select {

@@ -793,7 +793,8 @@ type OpenAIChunk struct {
 // (Continued and Attempts only) and of a stream's usage chunk, where it says what a whole
 // answer's OpenAIExtension says: the provider, the group asked, the costs, the latency and
 // time to first token in milliseconds, the attempts, the cache's part. With n choices,
-// costs and attempts are all the choices', latency the longest, the rest the first's.
+// costs and attempts are all the choices', latency the longest, provider, group and
+// time to first token the first's, and no cache member.
 type OpenAIStreamExtension struct {
 	Provider   string        `json:"provider,omitempty"`
 	ModelGroup string        `json:"model_group,omitempty"`
