@@ -166,7 +166,10 @@ func (w *wiring) reloadProviders() error {
 		}
 		if _, err := env.Lookup(name); err != nil {
 			for group, g := range w.gateway.ModelGroupsInForce() {
-				if slices.ContainsFunc(g.Models, func(m string) bool { return strings.HasPrefix(m, name+"/") }) {
+				// A member or a fallback: the gateway refuses a group naming an unknown
+				// provider in either (SetRoutes, New).
+				named := slices.Concat(g.Models, g.Fallbacks, g.ContextWindowFallbacks, g.ContentPolicyFallbacks)
+				if slices.ContainsFunc(named, func(m string) bool { return strings.HasPrefix(m, name+"/") }) {
 					return fmt.Errorf("--providers-config %s: the provider %q it no longer has serves the model group %q; the configuration in force is kept", path, name, group)
 				}
 			}

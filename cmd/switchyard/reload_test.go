@@ -177,3 +177,36 @@ func TestServeReloadsProvidersConfigOnSIGHUP(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestServeReloadRefusesDroppingAFallbacksProvider: a --providers-config reload that
+// dropped an entry a model group named only among its fallbacks was applied, leaving a
+// group the server refuses at start (its fallback's provider unknown) and the fallback
+// failing when needed; such a file is now refused as one dropping a member's entry is.
+func TestServeReloadRefusesDroppingAFallbacksProvider(t *testing.T) {
+	_, aURL := newScripted(t, "a", false)
+	dir := t.TempDir()
+	provs := filepath.Join(dir, "providers.json")
+	groups := filepath.Join(dir, "groups.json")
+	write := func(path, body string) {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(provs, fmt.Sprintf(`{"providers": [{"name": "up", "format": "openai", "base_url": %q, "api_key": "key-a"},
+		{"name": "spare", "format": "openai", "base_url": %q, "api_key": "key-a"}]}`, aURL, aURL))
+	write(groups, `{"chat": {"models": ["up/chat-model"], "fallbacks": ["spare/other-model"]}}`)
+	t.Setenv("SWITCHYARD_API_KEYS", "sk-providers-reload-test-key-0123456789")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, _, stderr, done := startServeWith(t, ctx, filepath.Join(dir, "data"), "--providers-config", provs, "--model-groups", groups)
+	write(provs, fmt.Sprintf(`{"providers": [{"name": "up", "format": "openai", "base_url": %q, "api_key": "key-a"}]}`, aURL))
+	from := len(stderr.String())
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if logged := waitLog(t, stderr, from, "reload"); !strings.Contains(logged, `spare\" it no longer has serves the model group`) {
+		t.Errorf("a file dropping a fallback's provider was not refused:\n%s", logged)
+	}
+	cancel()
+	<-done
+}
