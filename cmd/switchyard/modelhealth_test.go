@@ -81,7 +81,8 @@ func TestModelHealthIntervalDownAtStart(t *testing.T) {
 
 // TestModelHealthFlagsChecked: a negative interval, one under the 5s floor (a check of
 // every deployment, billed, many times a second) and --model-health-breaker without an
-// interval are refused before anything starts, naming the flag; 5s itself is taken.
+// interval are refused before anything starts, naming the flag; 5s itself is taken. So is
+// a --max-body-bytes of 0 or less (it meant the 10 MiB default without a word: h33f).
 func TestModelHealthFlagsChecked(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -91,6 +92,8 @@ func TestModelHealthFlagsChecked(t *testing.T) {
 		{[]string{"--model-health-interval", "1s"}, "--model-health-interval must be 0 (off) or at least 5s"},
 		{[]string{"--model-health-interval", "4999ms"}, "got 4.999s"},
 		{[]string{"--model-health-breaker"}, "--model-health-breaker needs --model-health-interval"},
+		{[]string{"--max-body-bytes", "-1"}, "--max-body-bytes must be at least 1, got -1"},
+		{[]string{"--max-body-bytes", "0"}, "--max-body-bytes must be at least 1, got 0"},
 	} {
 		stderr := &syncBuffer{}
 		code := run(t.Context(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, c.args...), &syncBuffer{}, stderr)

@@ -292,6 +292,10 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if c.ModelHealthBreaker && c.ModelHealthInterval == 0 {
 		return errors.New("--model-health-breaker needs --model-health-interval: without background checks nothing opens the breakers")
 	}
+	if c.MaxBodyBytes <= 0 {
+		// server.Config's zero means its default; a flag set to 0 or less is a typo, not that.
+		return fmt.Errorf("--max-body-bytes must be at least 1, got %d", c.MaxBodyBytes)
+	}
 	if c.Conns.LimitsSync < 0 {
 		return fmt.Errorf("--limits-sync-interval must be 0 or positive, got %s", c.Conns.LimitsSync)
 	}
