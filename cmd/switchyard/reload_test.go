@@ -37,11 +37,7 @@ func TestServeReloadsLiteLLMConfigOnSIGHUP(t *testing.T) {
 	b, bURL := newScripted(t, "b", false)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
-	write := func(body string) {
-		if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(body string) { writeTestFile(t, cfg, body) }
 	write(fmt.Sprintf(`
 model_list:
   - model_name: chat
@@ -75,11 +71,7 @@ router_settings:
 general_settings:
   master_key: os.environ/SY_TEST_MASTER
 `, bURL))
-	from := len(stderr.String())
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	logged := waitLog(t, stderr, from, "reload: --litellm-config applied")
+	logged := sighupAndWait(t, stderr, "reload: --litellm-config applied")
 	for _, want := range []string{"model_groups_added=fresh", "model_groups_removed=gone", "model_groups_changed=chat", "settings=num_retries"} {
 		if !strings.Contains(logged, want) {
 			t.Errorf("the reload's log lacks %q:\n%s", want, logged)
@@ -99,11 +91,7 @@ general_settings:
 	}
 
 	write("model_list:\n  - model_name: chat\n    litellm_params: {model: nope/chat-model}\n")
-	from = len(stderr.String())
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	logged = waitLog(t, stderr, from, "the configuration in force is kept")
+	logged = sighupAndWait(t, stderr, "the configuration in force is kept")
 	if !strings.Contains(logged, "nope") {
 		t.Errorf("the refusal does not say why:\n%s", logged)
 	}
@@ -124,11 +112,7 @@ func TestServeReloadsProvidersConfigOnSIGHUP(t *testing.T) {
 	dir := t.TempDir()
 	provs := filepath.Join(dir, "providers.json")
 	groups := filepath.Join(dir, "groups.json")
-	write := func(path, body string) {
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(path, body string) { writeTestFile(t, path, body) }
 	write(provs, fmt.Sprintf(`{"providers": [{"name": "up", "format": "openai", "base_url": %q, "api_key": "key-a"}]}`, aURL))
 	write(groups, `{"chat": {"models": ["up/chat-model"]}}`)
 	const key = "sk-providers-reload-test-key-0123456789"
@@ -140,14 +124,7 @@ func TestServeReloadsProvidersConfigOnSIGHUP(t *testing.T) {
 	if code, text := chatAs(t, base, key, "chat"); code != 200 || text != "from a" {
 		t.Fatalf("chat before the reload: %d %s", code, text)
 	}
-	hup := func(want string) string {
-		t.Helper()
-		from := len(stderr.String())
-		if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		return waitLog(t, stderr, from, want)
-	}
+	hup := func(want string) string { return sighupAndWait(t, stderr, want) }
 
 	write(provs, fmt.Sprintf(`{"providers": [{"name": "up", "format": "openai", "base_url": %q, "api_key": "key-b"},
 		{"name": "spare", "format": "openai", "base_url": %q, "api_key": "key-b"}]}`, bURL, bURL))
@@ -187,11 +164,7 @@ func TestServeReloadRefusesDroppingAFallbacksProvider(t *testing.T) {
 	dir := t.TempDir()
 	provs := filepath.Join(dir, "providers.json")
 	groups := filepath.Join(dir, "groups.json")
-	write := func(path, body string) {
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(path, body string) { writeTestFile(t, path, body) }
 	write(provs, fmt.Sprintf(`{"providers": [{"name": "up", "format": "openai", "base_url": %q, "api_key": "key-a"},
 		{"name": "spare", "format": "openai", "base_url": %q, "api_key": "key-a"}]}`, aURL, aURL))
 	write(groups, `{"chat": {"models": ["up/chat-model"], "fallbacks": ["spare/other-model"]}}`)
@@ -200,13 +173,28 @@ func TestServeReloadRefusesDroppingAFallbacksProvider(t *testing.T) {
 	defer cancel()
 	_, _, stderr, done := startServeWith(t, ctx, filepath.Join(dir, "data"), "--providers-config", provs, "--model-groups", groups)
 	write(provs, fmt.Sprintf(`{"providers": [{"name": "up", "format": "openai", "base_url": %q, "api_key": "key-a"}]}`, aURL))
-	from := len(stderr.String())
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	if logged := waitLog(t, stderr, from, "reload"); !strings.Contains(logged, `spare\" it no longer has serves the model group`) {
+	if logged := sighupAndWait(t, stderr, "reload"); !strings.Contains(logged, `spare\" it no longer has serves the model group`) {
 		t.Errorf("a file dropping a fallback's provider was not refused:\n%s", logged)
 	}
 	cancel()
 	<-done
+}
+
+// sighupAndWait sends this process SIGHUP (the serve under test reloads) and returns the
+// log written after it once it holds want.
+func sighupAndWait(t *testing.T, stderr *syncBuffer, want string) string {
+	t.Helper()
+	from := len(stderr.String())
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	return waitLog(t, stderr, from, want)
+}
+
+// writeTestFile writes body to path (a config file the test changes under serve).
+func writeTestFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
