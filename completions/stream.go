@@ -582,6 +582,12 @@ func (s *ResponseStream) fail(err error) error {
 	// Recv waited): the attempt was cancelled, not failed.
 	closed := s.closedEarly.Load()
 	gone := closed || s.ctx.Err() != nil && errors.Is(err, context.Canceled)
+	cut := false
+	if cause := context.Cause(s.ctx); gone && !closed && cause != nil && !errors.Is(cause, context.Canceled) {
+		// Cancelled with a cause (the server's shutdown cutting its requests): the event
+		// ending the stream says why, not "context canceled".
+		err, cut = cause, true
+	}
 	s.Close()
 	if n := len(s.p.attempts); n > 0 && !s.recorded {
 		a := &s.p.attempts[n-1]
@@ -589,6 +595,8 @@ func (s *ResponseStream) fail(err error) error {
 		switch {
 		case closed:
 			a.Outcome, a.Kind = OutcomeCancelled, "closed_early"
+		case cut:
+			a.Outcome, a.Kind = OutcomeCancelled, "cut"
 		case gone:
 			a.Outcome, a.Kind = OutcomeCancelled, "client_gone"
 		}

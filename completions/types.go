@@ -317,7 +317,8 @@ type Attempt struct {
 // Outcomes of an Attempt. "skipped" is a model passed over without a call (its circuit
 // breaker is open: Kind "circuit_open"); "cancelled" a hedged start that lost the race
 // (Kind "hedged"), or a stream its caller left: a client that disconnected (Kind
-// "client_gone") or closed the stream before its end (Kind "closed_early").
+// "client_gone") or closed the stream before its end (Kind "closed_early"), or one the server
+// cut with a cause (Kind "cut": its shutdown timeout ran out).
 const (
 	OutcomeOK        = "ok"
 	OutcomeError     = "error"

@@ -450,7 +450,7 @@ type directRoute struct {
 // read-only) is a 503 with Retry-After (storageRefused); errors no mapper knows are logged
 // and answered with a 500 that carries only the request id.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if s.storageRefused(w, r, err) {
+	if s.storageRefused(w, r, err) || s.cutAtShutdown(w, r, err) {
 		return
 	}
 	if ae := s.toAPIError(err); ae != nil {

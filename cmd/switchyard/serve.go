@@ -446,11 +446,13 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	}()
 
 	// Requests outlive the signal (they get --shutdown-timeout to finish), not the cut at
-	// its end: their contexts end then, and with them their upstream calls.
-	reqCtx, cutRequests := context.WithCancel(context.WithoutCancel(ctx))
-	defer cutRequests()
+	// its end: their contexts end then (cause server.ErrShuttingDown: a 503 to retry, or an
+	// error event ending a stream), and with them their upstream calls.
+	reqCtx, cutRequests := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cutRequests(nil)
+	inflight := &inflightHandlers{h: srv}
 	hs := &http.Server{
-		Handler:           srv,
+		Handler:           inflight,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       c.Conns.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -496,8 +498,14 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	switch err := hs.Shutdown(sctx); {
 	case errors.Is(err, context.DeadlineExceeded):
 		log.Warn("in-flight requests did not finish within --shutdown-timeout: cutting them", "timeout", c.ShutdownTimeout.String())
-		cutRequests()
-		hs.Close()
+		cutRequests(server.ErrShuttingDown)
+		// The cut requests answer (a 503 to retry, or an error event ending a stream) on
+		// connections still open, then the stragglers' connections close.
+		gctx, gcancel := context.WithTimeout(context.Background(), cutGrace)
+		if hs.Shutdown(gctx) != nil {
+			hs.Close()
+		}
+		gcancel()
 	case err != nil:
 		log.Warn("http shutdown", "err", err)
 	}
@@ -509,6 +517,11 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	wctx, wcancel := context.WithTimeout(context.Background(), c.ShutdownTimeout)
 	defer wcancel()
 	sctx = wctx
+	// Every handler has returned (a cut one too) before the services and the store close:
+	// their last writes (request history, spend) land.
+	if !inflight.wait(sctx) {
+		log.Warn("requests still running after the cut: closing the store under them")
+	}
 	if err := srv.Close(sctx); err != nil {
 		log.Warn("stopping workers", "err", err)
 	}

@@ -1,0 +1,35 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// ErrShuttingDown is the cause to cancel the requests' contexts with when a graceful shutdown
+// runs out of time (serve's --shutdown-timeout): give it to context.WithCancelCause's cancel
+// function of the http.Server's BaseContext. A request cut so, and not yet answered, gets a
+// 503 with Retry-After saying the server is shutting down (a client retries it on another
+// replica or after the restart) instead of a connection closed without an answer; a stream
+// already started ends with an error event.
+var ErrShuttingDown = errors.New("server: shutting down, the request did not finish within the shutdown timeout; retry it")
+
+// shutdownRetryAfter is the Retry-After of a request cut at shutdown: a replica behind the
+// same address, or the restarted server, takes it.
+const shutdownRetryAfter = "1"
+
+// cutAtShutdown answers a request whose context was cancelled with ErrShuttingDown while its
+// handler ran (err is that handler's error): a 503 with Retry-After. It reports false for any
+// other request.
+func (s *Server) cutAtShutdown(w http.ResponseWriter, r *http.Request, err error) bool {
+	if r.Context().Err() == nil || !errors.Is(context.Cause(r.Context()), ErrShuttingDown) {
+		return false
+	}
+	rid := requestID(r.Context())
+	s.log.WarnContext(r.Context(), "request cut at shutdown: answered 503", "request_id", rid, "method", r.Method, "path", r.URL.Path, "err", err)
+	w.Header().Set("Retry-After", shutdownRetryAfter)
+	e := Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down and could not finish this request in time; retry it (request id %s)", rid)
+	e.Retryable = true
+	s.respondError(w, r, e, nil)
+	return true
+}
