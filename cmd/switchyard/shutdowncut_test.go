@@ -55,6 +55,7 @@ func TestShutdownCutRequestIs503(t *testing.T) {
 	type answer struct {
 		status     int
 		retryAfter string
+		noRetry    string
 		body       string
 		err        error
 	}
@@ -70,7 +71,7 @@ func TestShutdownCutRequestIs503(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		res <- answer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(b)}
+		res <- answer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), noRetry: resp.Header.Get("X-Should-Retry"), body: string(b)}
 	}()
 	select {
 	case <-arrived:
@@ -80,8 +81,8 @@ func TestShutdownCutRequestIs503(t *testing.T) {
 	cancel()
 	select {
 	case a := <-res:
-		if a.err != nil || a.status != http.StatusServiceUnavailable || a.retryAfter == "" || !strings.Contains(a.body, "shutting down") {
-			t.Errorf("the cut request: %d Retry-After %q %s (err %v)", a.status, a.retryAfter, a.body, a.err)
+		if a.err != nil || a.status != http.StatusServiceUnavailable || a.retryAfter == "" || a.noRetry == "false" || !strings.Contains(a.body, "shutting down") {
+			t.Errorf("the cut request: %d Retry-After %q X-Should-Retry %q %s (err %v)", a.status, a.retryAfter, a.noRetry, a.body, a.err)
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the cut request got no answer")
