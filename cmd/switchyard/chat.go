@@ -161,11 +161,12 @@ func answerSummary(f *client.Completion) string {
 }
 
 // failedAttempts is the summary's " after <model> <kind>, …" of the attempts that failed
-// before the answer ("" when none did).
+// or were skipped before the answer ("" when none did); a hedged start that lost the race is
+// not a failure and is left out.
 func failedAttempts(attempts []client.Attempt) string {
 	var failed []string
 	for _, a := range attempts {
-		if a.Outcome != "ok" {
+		if a.Outcome != "ok" && (a.Outcome != "cancelled" || a.Kind != "hedged") { // a hedge's loser did not fail
 			failed = append(failed, a.Model+" "+a.Kind)
 		}
 	}
