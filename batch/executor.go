@@ -56,4 +56,8 @@ type Answer struct {
 	// of times (lineRetry); the last answer is kept.
 	Retryable  bool
 	RetryAfter time.Duration
+	// Billed marks an answer whose request an upstream billed (the gateway answered a
+	// server error after the call was paid for, say a write that failed after it): it is
+	// never sent again, whatever Retryable says, so that a line is not paid for twice.
+	Billed bool
 }

@@ -27,10 +27,10 @@ const (
 // retryable 429 after its Retry-After (1 s without one) up to maxLineRetries times
 // (rateRetries so far), a retryable server error after an exponential backoff with
 // jitter, or its Retry-After when longer, up to maxLineServerRetries times (serverRetries
-// so far). Every other answer is final.
+// so far). Every other answer is final, and so is one that was billed (Answer.Billed).
 func lineRetry(ans Answer, rateRetries, serverRetries int) (wait time.Duration, again bool) {
 	switch {
-	case !ans.Retryable:
+	case !ans.Retryable, ans.Billed:
 		return 0, false
 	case ans.StatusCode == http.StatusTooManyRequests:
 		if rateRetries >= maxLineRetries {

@@ -15,7 +15,8 @@ import (
 // fakeOutageExecutor is a test fake of the gateway during an outage, by the line's model:
 // "flaky" answers a retryable 503 to its first three sends, then 200; "gone" a retryable
 // 503 to every send; "final" a 502 that says not to retry (x-should-retry: false: the
-// gateway already retried and fell back); "ok" 200. first receives each line's first send.
+// gateway already retried and fell back); "billed" a retryable 500 whose upstream call was
+// billed; "ok" 200. first receives each line's first send.
 type fakeOutageExecutor struct {
 	mu    sync.Mutex
 	sends map[string]int
@@ -41,6 +42,9 @@ func (e *fakeOutageExecutor) Execute(ctx context.Context, c batch.Call) (batch.A
 	switch {
 	case body.Model == "flaky" && n <= 3, body.Model == "gone":
 		return unavailable, nil
+	case body.Model == "billed":
+		return batch.Answer{StatusCode: 500, RequestID: c.RequestID, Retryable: true, Billed: true,
+			Body: json.RawMessage(`{"error":{"message":"the write after the answer failed","type":"server_error"}}`)}, nil
 	case body.Model == "final":
 		return batch.Answer{StatusCode: 502, RequestID: c.RequestID, Body: json.RawMessage(`{"error":{"message":"every model failed","type":"api_error","code":"upstream_error"}}`)}, nil
 	}
@@ -79,15 +83,16 @@ func newOutageHarness(t *testing.T, maxWait time.Duration) (*harness, *fakeOutag
 // retry a second later would have been answered; only a 429 was sent again. A retryable
 // server error is now sent again with a backoff, at most 6 times: a line whose outage
 // passes is answered, one whose outage lasts keeps its last 503 (status and body, in the
-// error file) after 7 sends, and an answer that says not to retry is kept at once.
+// error file) after 7 sends, and an answer that says not to retry is kept at once, as is a
+// server error after a billed upstream call (sending it again would pay for it again).
 func TestBatchRetriesServerErrors(t *testing.T) {
 	h, exec := newOutageHarness(t, time.Millisecond) // waits cut short: the count of sends is what is tested
-	b := h.create(t, "alice", h.upload(t, "alice", jsonl("flaky", "gone", "final", "ok")).ID)
+	b := h.create(t, "alice", h.upload(t, "alice", jsonl("flaky", "gone", "final", "ok", "billed")).ID)
 	b = h.wait(t, "alice", b.ID, ended)
-	if b.Status != batch.StatusCompleted || b.RequestCounts != (batch.RequestCounts{Total: 4, Completed: 2, Failed: 2}) {
+	if b.Status != batch.StatusCompleted || b.RequestCounts != (batch.RequestCounts{Total: 5, Completed: 2, Failed: 3}) {
 		t.Fatalf("ended %s %+v", b.Status, b.RequestCounts)
 	}
-	for id, want := range map[string]int{"r0": 4, "r1": 7, "r2": 1, "r3": 1} {
+	for id, want := range map[string]int{"r0": 4, "r1": 7, "r2": 1, "r3": 1, "r4": 1} {
 		if got := exec.count(id); got != want {
 			t.Errorf("line %s sent %d times, want %d", id, got, want)
 		}
@@ -96,8 +101,8 @@ func TestBatchRetriesServerErrors(t *testing.T) {
 		t.Fatalf("output file lines %s, want r0,r3", got)
 	}
 	errs := h.lines(t, "alice", b.ErrorFileID)
-	if got := customIDs(errs); got != "r1,r2" {
-		t.Fatalf("error file lines %s, want r1,r2", got)
+	if got := customIDs(errs); got != "r1,r2,r4" {
+		t.Fatalf("error file lines %s, want r1,r2,r4", got)
 	}
 	if r := errs[0].Response; r == nil || r.StatusCode != 503 || !strings.Contains(string(r.Body), "key store does not answer") || errs[0].Error != nil {
 		t.Fatalf("the line whose outage lasted: %+v, want its last 503 answer", errs[0])

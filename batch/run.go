@@ -558,7 +558,10 @@ func (r *run) runLine(exec Executor, i, lineNo int, raw []byte) {
 					return
 				}
 			}
-			if ans.Retryable && ans.StatusCode >= 500 {
+			if ans.Billed && ans.Retryable && ans.StatusCode >= 500 {
+				s.log.Error("batch: a line answered with a server error after its upstream call was billed: that answer is kept (error file), not sent again", "batch", rec.ID,
+					"request_id", id, "status", ans.StatusCode)
+			} else if ans.Retryable && ans.StatusCode >= 500 {
 				s.log.Error("batch: a line still answered with a server error after its retries: that answer is kept (error file)", "batch", rec.ID,
 					"request_id", id, "status", ans.StatusCode, "tries", serverRetries+1)
 			}

@@ -142,6 +142,18 @@ func WithRecordedFlag(ctx context.Context, recorded *atomic.Bool) context.Contex
 	return context.WithValue(ctx, recordedFlagKey{}, recorded)
 }
 
+type billedFlagKey struct{}
+
+// WithBilledFlag returns a context under which the gateway sets *billed when a request
+// made with that context ends with usage an upstream billed (tokens counted, a cache hit's
+// aside), whatever its outcome. A caller that sends requests again on a server error (a
+// batch line) uses it never to send again one that was paid for. Like WithRecordedFlag's,
+// the flag is set as the request is reported to the gateway's Observer: a Gateway without
+// one never sets it.
+func WithBilledFlag(ctx context.Context, billed *atomic.Bool) context.Context {
+	return context.WithValue(ctx, billedFlagKey{}, billed)
+}
+
 // ObserveRefused reports to the Observer a request of scope that was refused with err
 // before the gateway recorded it (see WithRecordedFlag): outcome RequestFailed (or
 // RequestCancelled when ctx ended), no attempts, operation op ("" for chat) and stream as
@@ -285,6 +297,9 @@ func (g *Gateway) observeOpFailure(ctx context.Context, p *plan, op string, stre
 func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
 	r.RequestID = p.scope.RequestID
 	if f, ok := ctx.Value(recordedFlagKey{}).(*atomic.Bool); ok {
+		f.Store(true)
+	}
+	if f, ok := ctx.Value(billedFlagKey{}).(*atomic.Bool); ok && r.Cache != CacheHit && r.Usage.PromptTokens+r.Usage.CompletionTokens+r.Usage.TotalTokens > 0 {
 		f.Store(true)
 	}
 	r.EndUser = p.scope.EndUser

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/batch"
@@ -329,7 +330,9 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 	if err != nil {
 		return batch.Answer{}, fmt.Errorf("server: batch %s: %w", c.BatchID, err)
 	}
-	req, err := http.NewRequestWithContext(context.WithValue(ctx, batchLineKey{}, p), http.MethodPost, c.URL, bytes.NewReader(c.Body))
+	var billed atomic.Bool
+	lctx := completions.WithBilledFlag(context.WithValue(ctx, batchLineKey{}, p), &billed)
+	req, err := http.NewRequestWithContext(lctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
 		return batch.Answer{}, fmt.Errorf("server: batch %s: %w", c.BatchID, err)
 	}
@@ -342,7 +345,7 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 	if ctx.Err() != nil && (rec.Code == 499 || rec.Code >= 500) {
 		return batch.Answer{}, ctx.Err() // cut by a shutdown: not an answer
 	}
-	ans := batch.Answer{StatusCode: rec.Code, RequestID: rec.Header().Get("X-Request-Id"), Body: rec.Body.Bytes()}
+	ans := batch.Answer{StatusCode: rec.Code, RequestID: rec.Header().Get("X-Request-Id"), Body: rec.Body.Bytes(), Billed: billed.Load()}
 	if retryableStatus(rec.Code) && rec.Header().Get("X-Should-Retry") != "false" {
 		ans.Retryable = true
 		if secs, err := strconv.Atoi(rec.Header().Get("Retry-After")); err == nil && secs > 0 {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -117,6 +119,48 @@ func TestBatchLineServerErrorRetryable(t *testing.T) {
 		}
 		if ans.Retryable != c.retryable || c.retryable && ans.RetryAfter != 3*time.Second {
 			t.Errorf("%s answered %d: retryable %v after %s, want %v", c.path, ans.StatusCode, ans.Retryable, ans.RetryAfter, c.retryable)
+		}
+	}
+}
+
+// TestBatchLineBilledServerErrorFinal: a batch line answered with a retryable server error
+// after its upstream call was paid for (a write failing after the answer) was sent again up
+// to 6 times, each send billed anew; the answer is now marked billed and kept, while the
+// same error before any upstream call stays retryable.
+func TestBatchLineBilledServerErrorFinal(t *testing.T) {
+	answer := Option(func(s *Server) error {
+		s.Handle(Route{Method: "POST", Path: "/v1/test-billed/{call}", Summary: "a test route answering 500, after a billed chat call or none"}, func(w http.ResponseWriter, r *http.Request) error {
+			if r.PathValue("call") == "yes" {
+				inner, _ := http.NewRequestWithContext(r.Context(), "POST", "/v1/chat/completions",
+					strings.NewReader(`{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`))
+				inner.Header.Set("Authorization", "Bearer "+testKey)
+				rec := httptest.NewRecorder()
+				s.ServeHTTP(rec, inner)
+				if rec.Code != 200 {
+					t.Errorf("the billed call: %d %s", rec.Code, rec.Body)
+				}
+			}
+			writeJSON(w, http.StatusInternalServerError, map[string]any{"error": map[string]any{"message": "test: the write after the answer failed", "type": "server_error"}})
+			return nil
+		})
+		return nil
+	})
+	_, s := keysServer(t, nil, 0, answer)
+	sum := sha256.Sum256([]byte(testKey))
+	for _, c := range []struct {
+		path              string
+		billed, retryable bool
+	}{
+		{"/v1/test-billed/yes", true, true},
+		{"/v1/test-billed/no", false, true},
+	} {
+		ans, err := s.executeBatchLine(context.Background(), batch.Call{BatchID: "batch_test", Credential: hex.EncodeToString(sum[:]),
+			RequestID: "batch_req_test", URL: c.path, Body: []byte(`{}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ans.StatusCode != 500 || ans.Billed != c.billed || ans.Retryable != c.retryable {
+			t.Errorf("%s answered %d: billed %v retryable %v, want billed %v", c.path, ans.StatusCode, ans.Billed, ans.Retryable, c.billed)
 		}
 	}
 }
