@@ -267,16 +267,33 @@ func (s *Server) AddErrorMapper(m ErrorMapper) { s.mappers = append(s.mappers, m
 func (s *Server) OnClose(f func(context.Context) error) { s.closers = append(s.closers, f) }
 
 // Close stops the capabilities (waiting at most until ctx ends). It does not close the store;
-// the owner of the store does that after Close returns.
+// the owner of the store does that after Close returns. The work registered with OnClose
+// runs in turn; when ctx has a deadline, each part may use what is left of it but a reserve
+// for each part still to run (closeReserve), so that one stuck part (a history writer
+// retrying through a database outage) does not leave none to the next (the daily spend's
+// last write).
 func (s *Server) Close(ctx context.Context) error {
 	var errs []error
 	for i := len(s.closers) - 1; i >= 0; i-- {
-		if err := s.closers[i](ctx); err != nil {
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if deadline, ok := ctx.Deadline(); ok && i > 0 {
+			left := time.Until(deadline)
+			reserve := min(closeReserve, left/time.Duration(2*(i+1)))
+			cctx, cancel = context.WithDeadline(ctx, deadline.Add(-reserve*time.Duration(i)))
+		}
+		err := s.closers[i](cctx)
+		cancel()
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// closeReserve is the most Close keeps of its deadline for each part of the shutdown still
+// to run while an earlier part runs (less when the deadline is near: at most half of what
+// is left, shared by them).
+const closeReserve = 2 * time.Second
 
 // Route describes one endpoint, for the mux and for the OpenAPI document.
 type Route struct {
