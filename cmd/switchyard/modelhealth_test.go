@@ -82,7 +82,8 @@ func TestModelHealthIntervalDownAtStart(t *testing.T) {
 // TestModelHealthFlagsChecked: a negative interval, one under the 5s floor (a check of
 // every deployment, billed, many times a second) and --model-health-breaker without an
 // interval are refused before anything starts, naming the flag; 5s itself is taken. So is
-// a --max-body-bytes of 0 or less (it meant the 10 MiB default without a word: h33f).
+// a --max-body-bytes of 0 or less (it meant the 10 MiB default without a word: h33f), and
+// every other number out of range; each exits 2, a command line error (they exited 1).
 func TestModelHealthFlagsChecked(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -94,10 +95,22 @@ func TestModelHealthFlagsChecked(t *testing.T) {
 		{[]string{"--model-health-breaker"}, "--model-health-breaker needs --model-health-interval"},
 		{[]string{"--max-body-bytes", "-1"}, "--max-body-bytes must be at least 1, got -1"},
 		{[]string{"--max-body-bytes", "0"}, "--max-body-bytes must be at least 1, got 0"},
+		// Other numbers out of range (h33f: --workers -3 exited 1, as a failure to start).
+		{[]string{"--workers", "-3"}, "--workers must be 0 or more, got -3"},
+		{[]string{"--workers", "0"}, "--workers must be at least 1 with the bbolt store"},
+		{[]string{"--max-connections", "-1"}, "--max-connections must be 0 (no bound) or positive, got -1"},
+		{[]string{"--requests-per-minute-per-key", "-5"}, "--requests-per-minute-per-key must be 0 (no bound) or positive"},
+		{[]string{"--shutdown-timeout", "-1s"}, "--shutdown-timeout must be 0 or positive, got -1s"},
+		{[]string{"--request-timeout", "-1m"}, "--request-timeout must be 0 or positive"},
+		{[]string{"--max-budget-usd", "-10"}, "--max-budget-usd must be 0 (no bound) or positive, got -10"},
+		{[]string{"--model-health-concurrency", "0"}, "--model-health-concurrency must be at least 1, got 0"},
+		{[]string{"--log-format", "yaml"}, "--log-format must be text or json"},
+		{[]string{"--sandbox", "docker"}, "--sandbox must be auto, process or wasm"},
+		{[]string{"--trusted-proxies", "nonsense"}, "--trusted-proxies"},
 	} {
 		stderr := &syncBuffer{}
 		code := run(t.Context(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, c.args...), &syncBuffer{}, stderr)
-		if code == 0 || !strings.Contains(stderr.String(), c.want) {
+		if code != 2 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, %s; want %q", c.args, code, stderr.String(), c.want)
 		}
 	}

@@ -249,70 +249,31 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if err := parseFlags(fs, args, os.Getenv); err != nil {
 		return err
 	}
-	if err := c.storeFlags.check(); err != nil {
-		return err
-	}
-	if worker && !c.postgres() {
-		return errors.New("a worker needs a shared PostgreSQL store (--store postgres://… or SWITCHYARD_STORE): with the bbolt file in --data, jobs run inside `switchyard serve` (bbolt is one process; set serve --workers there)")
+	if err := c.checkFlags(worker); err != nil {
+		return &usageError{err: err}
 	}
 	if worker {
 		// A worker answers no GET /health: the serve replicas check (a shared environment
 		// may set SWITCHYARD_MODEL_HEALTH_INTERVAL for both).
 		c.ModelHealthInterval, c.ModelHealthBreaker = 0, false
 	}
-	if worker && c.Workers == 0 {
-		return errors.New("--workers must be at least 1 for switchyard worker")
-	}
 	log, err := newLogger(c, stderr)
 	if err != nil {
-		return err
+		return &usageError{err: err}
 	}
 	// Parsed before the data directory is touched, so a bad value leaves nothing behind.
 	if err := c.loadLiteLLM(fs, log); err != nil {
 		return err
 	}
 	if c.writes, err = completions.ParseConversationWrites(c.ConversationWrites); err != nil {
-		return fmt.Errorf("--conversation-writes: %w", err)
+		return &usageError{err: fmt.Errorf("--conversation-writes: %w", err)}
 	}
-	if err := c.Cache.check(); err != nil {
-		return err
-	}
-	if err := c.Responses.check(); err != nil {
-		return err
-	}
-	if err := c.Retention.check(); err != nil {
-		return err
-	}
-	if err := c.Alerts.check(); err != nil {
-		return err
-	}
-	if c.ModelHealthInterval != 0 && c.ModelHealthInterval < minModelHealthInterval {
-		return fmt.Errorf("--model-health-interval must be 0 (off) or at least %s (each check is a real, billed request of every deployment), got %s", minModelHealthInterval, c.ModelHealthInterval)
-	}
-	if c.ModelHealthBreaker && c.ModelHealthInterval == 0 {
-		return errors.New("--model-health-breaker needs --model-health-interval: without background checks nothing opens the breakers")
-	}
-	if c.MaxBodyBytes <= 0 {
-		// server.Config's zero means its default; a flag set to 0 or less is a typo, not that.
-		return fmt.Errorf("--max-body-bytes must be at least 1, got %d", c.MaxBodyBytes)
-	}
-	if c.Conns.LimitsSync < 0 {
-		return fmt.Errorf("--limits-sync-interval must be 0 or positive, got %s", c.Conns.LimitsSync)
-	}
-	if err := c.Batches.check(); err != nil {
-		return err
+	if err := c.checkValues(); err != nil {
+		return &usageError{err: err}
 	}
 	proxies, err := parsePrefixes(c.Conns.TrustedProxies)
 	if err != nil {
-		return fmt.Errorf("--trusted-proxies: %w", err)
-	}
-	if !(c.TradeoffMaxLoss > 0 && c.TradeoffMaxLoss < 1) {
-		return fmt.Errorf("--tradeoff-max-loss must be between 0 and 1 (0.01 is one point of score), got %g", c.TradeoffMaxLoss)
-	}
-	switch c.Sandbox {
-	case "auto", "process", "wasm":
-	default: // a typo; a backend that does not work here is only a warning (see sandboxRunner)
-		return fmt.Errorf("--sandbox must be auto, process or wasm, got %q", c.Sandbox)
+		return &usageError{err: fmt.Errorf("--trusted-proxies: %w", err)}
 	}
 	if os.Getenv("GOGC") == "" && c.GCPercent != 0 {
 		// The live heap is small (price catalogue, cached router models), so Go's default of
@@ -601,4 +562,96 @@ func parsePrefixes(list string) ([]netip.Prefix, error) {
 		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 	}
 	return out, nil
+}
+
+// checkFlags checks the flags read before anything else (the store and the process's
+// role); a refusal is a command line error (exit 2).
+func (c *serveConfig) checkFlags(worker bool) error {
+	if err := c.storeFlags.check(); err != nil {
+		return err
+	}
+	if worker && !c.postgres() {
+		return errors.New("a worker needs a shared PostgreSQL store (--store postgres://… or SWITCHYARD_STORE): with the bbolt file in --data, jobs run inside `switchyard serve` (bbolt is one process; set serve --workers there)")
+	}
+	if worker && c.Workers == 0 {
+		return errors.New("--workers must be at least 1 for switchyard worker")
+	}
+	return nil
+}
+
+// checkValues checks the values of the flags (after a --litellm-config filled those it
+// sets): numbers out of range and unknown words are refused naming the flag, before the data
+// directory is touched. A refusal is a command line error (exit 2).
+func (c *serveConfig) checkValues() error {
+	for _, check := range []func() error{c.Cache.check, c.Responses.check, c.Retention.check, c.Alerts.check, c.Batches.check} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	if c.ModelHealthInterval != 0 && c.ModelHealthInterval < minModelHealthInterval {
+		return fmt.Errorf("--model-health-interval must be 0 (off) or at least %s (each check is a real, billed request of every deployment), got %s", minModelHealthInterval, c.ModelHealthInterval)
+	}
+	if c.ModelHealthBreaker && c.ModelHealthInterval == 0 {
+		return errors.New("--model-health-breaker needs --model-health-interval: without background checks nothing opens the breakers")
+	}
+	if c.MaxBodyBytes <= 0 {
+		// server.Config's zero means its default; a flag set to 0 or less is a typo, not that.
+		return fmt.Errorf("--max-body-bytes must be at least 1, got %d", c.MaxBodyBytes)
+	}
+	if c.ModelHealthConcurrency < 1 {
+		return fmt.Errorf("--model-health-concurrency must be at least 1, got %d", c.ModelHealthConcurrency)
+	}
+	if c.MCP.MaxResultBytes < 1 {
+		return fmt.Errorf("--mcp-max-result-bytes must be at least 1, got %d", c.MCP.MaxResultBytes)
+	}
+	if !(c.MaxBudgetUSD >= 0) { // NaN too
+		return fmt.Errorf("--max-budget-usd must be 0 (no bound) or positive, got %g", c.MaxBudgetUSD)
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{
+		{"--max-connections", c.Conns.MaxConnections},
+		{"--max-connections-per-client", c.Conns.MaxConnectionsPerClient},
+		{"--requests-per-minute-per-key", c.Conns.RequestsPerMinutePerKey},
+	} {
+		if n.v < 0 {
+			return fmt.Errorf("%s must be 0 (no bound) or positive, got %d", n.flag, n.v)
+		}
+	}
+	// Durations whose 0 has a meaning of its own (off, no bound, at once) or none here; a
+	// negative one is a typo.
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--limits-sync-interval", c.Conns.LimitsSync},
+		{"--cleanup-interval", c.CleanupInterval},
+		{"--shutdown-delay", c.ShutdownDelay},
+		{"--shutdown-timeout", c.ShutdownTimeout},
+		{"--model-health-timeout", c.ModelHealthTimeout},
+		{"--deployments-poll", c.DeploymentsPoll},
+		{"--mcp-call-timeout", c.MCP.CallTimeout},
+		{"--mcp-health-timeout", c.MCP.HealthTimeout},
+		{"--first-token-timeout", c.Faults.FirstToken},
+		{"--stream-idle-timeout", c.Faults.StreamIdle},
+		{"--attempt-timeout", c.Faults.Attempt},
+		{"--request-timeout", c.Faults.Request},
+		{"--breaker-cooldown", c.Faults.BreakerCooldown},
+		{"--idle-timeout", c.Conns.IdleTimeout},
+		{"--body-read-timeout", c.Conns.BodyReadTimeout},
+	} {
+		if d.v < 0 {
+			return fmt.Errorf("%s must be 0 or positive, got %s", d.flag, d.v)
+		}
+	}
+	if !(c.TradeoffMaxLoss > 0 && c.TradeoffMaxLoss < 1) {
+		return fmt.Errorf("--tradeoff-max-loss must be between 0 and 1 (0.01 is one point of score), got %g", c.TradeoffMaxLoss)
+	}
+	switch c.Sandbox {
+	case "auto", "process", "wasm":
+	default: // a typo; a backend that does not work here is only a warning (see sandboxRunner)
+		return fmt.Errorf("--sandbox must be auto, process or wasm, got %q", c.Sandbox)
+	}
+	return nil
 }

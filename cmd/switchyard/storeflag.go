@@ -56,7 +56,10 @@ func (f *storeFlags) check() error {
 	if f.URL != "" && !f.postgres() {
 		return fmt.Errorf("--store %q: give a postgres:// URL, or leave it empty for the bbolt file under --data", redactURL(f.URL))
 	}
-	if f.Workers < 0 || (f.Workers == 0 && !f.postgres()) {
+	if f.Workers < 0 {
+		return fmt.Errorf("--workers must be 0 or more, got %d", f.Workers)
+	}
+	if f.Workers == 0 && !f.postgres() {
 		return errors.New("--workers must be at least 1 with the bbolt store (0, an HTTP-only replica, needs a postgres --store whose other processes run the jobs)")
 	}
 	if f.JobStaleAfter <= 0 {

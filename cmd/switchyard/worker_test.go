@@ -20,18 +20,19 @@ import (
 )
 
 // TestWorkerNeedsPostgres: with the bbolt store a worker process cannot share jobs, and an
-// HTTP-only serve (--workers 0) would never run any: both are refused with the reason.
+// HTTP-only serve (--workers 0) would never run any: both are refused with the reason, as
+// command line errors (exit 2).
 func TestWorkerNeedsPostgres(t *testing.T) {
 	code, _, errOut := cli(t, "worker", "--data", t.TempDir())
-	if code != 1 || !strings.Contains(errOut, "a worker needs a shared PostgreSQL store") || !strings.Contains(errOut, "bbolt is one process") {
+	if code != 2 || !strings.Contains(errOut, "a worker needs a shared PostgreSQL store") || !strings.Contains(errOut, "bbolt is one process") {
 		t.Fatalf("worker with bbolt: %d %s", code, errOut)
 	}
 	code, _, errOut = cli(t, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--workers", "0")
-	if code != 1 || !strings.Contains(errOut, "--workers must be at least 1 with the bbolt store") {
+	if code != 2 || !strings.Contains(errOut, "--workers must be at least 1 with the bbolt store") {
 		t.Fatalf("serve --workers 0 with bbolt: %d %s", code, errOut)
 	}
 	code, _, errOut = cli(t, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--store", "mysql://x")
-	if code != 1 || !strings.Contains(errOut, "give a postgres:// URL") {
+	if code != 2 || !strings.Contains(errOut, "give a postgres:// URL") {
 		t.Fatalf("serve --store mysql: %d %s", code, errOut)
 	}
 }
