@@ -67,7 +67,9 @@ func (s *Server) setUpProxyBudget() error {
 // (BudgetExceededError's, which name no entity).
 func proxyRefusal(e *completions.BudgetExceededError) string {
 	msg := "Budget has been exceeded! Current cost: " + pythonFloat(e.Used.CostUSD) + ", Max budget: " + pythonFloat(e.Limits.MaxCostUSD)
-	if !(e.Limits.MaxCostUSD > 0 && e.Used.CostUSD >= e.Limits.MaxCostUSD) { // spent (above it, or at it in flight)
+	// Spent means above the bound (BudgetLimits.CostAboveOnly, LiteLLM's rule); a refusal at
+	// or under it (requests in flight holding the rest) says why.
+	if !(e.Limits.MaxCostUSD > 0 && e.Used.CostUSD > e.Limits.MaxCostUSD) {
 		msg += " (the proxy's budget: " + e.Reason.Error() + ")"
 	}
 	return msg

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
 	"net/http"
@@ -97,5 +98,23 @@ func TestProxyBudgetOperatorPassThroughWithoutModel(t *testing.T) {
 	resp, b = sendPassThrough(t, "GET", hs.URL+"/openai/v1/files", "", map[string]string{"Authorization": "Bearer " + vk.Key})
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(b, "name a model") {
 		t.Errorf("a virtual key's file list: %d %s, want 403", resp.StatusCode, b)
+	}
+}
+
+// TestProxyRefusalSaysWhyAtTheBound: the proxy-wide account refuses only above its bound
+// (LiteLLM's rule), so a refusal with the spend exactly at it comes from requests in flight
+// holding the rest; its message said only "Budget has been exceeded" (the spent test used
+// >=); it now says why, while a refusal above the bound stays LiteLLM's words alone.
+func TestProxyRefusalSaysWhyAtTheBound(t *testing.T) {
+	reason := errors.New("requests in flight may spend the rest")
+	at := proxyRefusal(&completions.BudgetExceededError{Used: completions.BudgetUsage{CostUSD: 0.02},
+		Limits: completions.BudgetLimits{MaxCostUSD: 0.02, CostAboveOnly: true}, Reason: reason})
+	if !strings.Contains(at, "Budget has been exceeded! Current cost: 0.02, Max budget: 0.02") || !strings.Contains(at, reason.Error()) {
+		t.Errorf("at the bound: %q", at)
+	}
+	above := proxyRefusal(&completions.BudgetExceededError{Used: completions.BudgetUsage{CostUSD: 0.026},
+		Limits: completions.BudgetLimits{MaxCostUSD: 0.02, CostAboveOnly: true}, Reason: reason})
+	if above != "Budget has been exceeded! Current cost: 0.026, Max budget: 0.02" {
+		t.Errorf("above the bound: %q", above)
 	}
 }
