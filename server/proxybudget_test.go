@@ -2,12 +2,13 @@ package server
 
 import (
 	"errors"
-	"github.com/switchyard-ai/switchyard/completions"
-	"github.com/switchyard-ai/switchyard/providers"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // TestProxyBudget: with ProxyMaxBudgetUSD, the requests of every key — the operator's and
