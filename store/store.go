@@ -43,7 +43,8 @@ var (
 	// ErrUnwritable means a write failed because the database's storage refuses writes: its
 	// disk is full, its quota is spent, or its file system is read-only. Reads still work,
 	// and writes work again once space is freed or the file system is writable, without a
-	// restart. The error also wraps the system's own (naming the file).
+	// restart. The error also wraps the system's own (naming the file). PostgreSQL's
+	// disk_full and read_only_sql_transaction (a standby after a failover) are the same.
 	ErrUnwritable = errors.New("store: the database cannot be written (disk full or read-only file system)")
 )
 

@@ -93,7 +93,7 @@ func OpenDriver(ctx context.Context, dsn string, opts Options) (*Driver, error) 
 	}
 	if err := d.migrate(ctx, opts.Schema); err != nil {
 		pool.Close()
-		return nil, err
+		return nil, unwritable(err)
 	}
 	return d, nil
 }
@@ -149,6 +149,12 @@ func (d *Driver) migrate(ctx context.Context, schema string) error {
 	if err != nil {
 		return err
 	}
+	if d.migrated(ctx, ms) {
+		// Nothing to apply: no lock, no DDL, so a replica also starts against a database
+		// that refuses writes (a standby after a failover), answering reads, and its writes
+		// ErrUnwritable until the database takes them again.
+		return nil
+	}
 	tx, err := d.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
@@ -198,6 +204,34 @@ func (d *Driver) migrate(ctx context.Context, schema string) error {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
 	return nil
+}
+
+// migrated reports whether every migration of ms is recorded as applied, by reading only
+// (false on any error: migrate then does it the long way, under its lock).
+func (d *Driver) migrated(ctx context.Context, ms []migration) bool {
+	rows, err := d.pool.Query(ctx, "SELECT version FROM switchyard_schema_migrations")
+	if err != nil {
+		return false
+	}
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if rows.Scan(&v) != nil {
+			rows.Close()
+			return false
+		}
+		applied[v] = true
+	}
+	rows.Close()
+	if rows.Err() != nil {
+		return false
+	}
+	for _, m := range ms {
+		if !applied[m.version] {
+			return false
+		}
+	}
+	return true
 }
 
 // querier is what both the pool and a transaction offer.
@@ -364,7 +398,7 @@ func (d *Driver) Put(ctx context.Context, c store.Collection, key string, value 
 	if err := d.open(); err != nil {
 		return err
 	}
-	return put(ctx, d.pool, c, key, value)
+	return unwritable(put(ctx, d.pool, c, key, value))
 }
 
 // Delete implements store.Writer.
@@ -372,7 +406,21 @@ func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) err
 	if err := d.open(); err != nil {
 		return err
 	}
-	return del(ctx, d.pool, c, key)
+	return unwritable(del(ctx, d.pool, c, key))
+}
+
+// unwritable marks err with store.ErrUnwritable when PostgreSQL refused the write for
+// want of space (disk_full, 53100: the volume or a managed database's storage is full) or
+// because the session is read-only (read_only_sql_transaction, 25006: a standby reached
+// after a failover, or default_transaction_read_only set on the database or its role), so
+// the server answers 503 with Retry-After, as for a full disk under the bbolt file; both
+// clear without a restart of this process.
+func unwritable(err error) error {
+	var pe *pgconn.PgError
+	if err == nil || errors.Is(err, store.ErrUnwritable) || !errors.As(err, &pe) || (pe.Code != "53100" && pe.Code != "25006") {
+		return err
+	}
+	return fmt.Errorf("%w: %w", store.ErrUnwritable, err)
 }
 
 // retryable reports a failure PostgreSQL resolves by running the transaction again.
@@ -391,7 +439,7 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	for attempt := 0; ; attempt++ {
 		err := d.runTx(ctx, fn)
 		if err == nil || !retryable(err) || attempt >= d.retries {
-			return err
+			return unwritable(err)
 		}
 		pause := time.Duration(1+attempt%8) * time.Millisecond
 		select {

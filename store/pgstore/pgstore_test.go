@@ -2,8 +2,10 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -53,4 +55,44 @@ func TestConformance(t *testing.T) {
 			return s2
 		},
 	})
+}
+
+// TestReadOnlyIsUnwritable: a write refused by a read-only database (a standby reached after
+// a failover; here default_transaction_read_only on the session) was an error the server
+// answered 500; it now matches store.ErrUnwritable (the server's 503 with Retry-After, as a
+// full disk under bbolt), on Put, Delete and Update alike, and reads still work.
+func TestReadOnlyIsUnwritable(t *testing.T) {
+	addr := dsn(t)
+	ctx := context.Background()
+	schema := freshSchema()
+	rw, err := pgstore.Open(ctx, addr, pgstore.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if err := rw.Put(ctx, store.TrainingJobs, "j1", []byte(`{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	sep := "?"
+	if strings.Contains(addr, "?") {
+		sep = "&"
+	}
+	ro, err := pgstore.Open(ctx, addr+sep+"default_transaction_read_only=on", pgstore.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if err := ro.Put(ctx, store.TrainingJobs, "j2", []byte(`{}`)); !errors.Is(err, store.ErrUnwritable) {
+		t.Errorf("Put on a read-only database: %v, want ErrUnwritable", err)
+	}
+	if err := ro.Delete(ctx, store.TrainingJobs, "j1"); !errors.Is(err, store.ErrUnwritable) {
+		t.Errorf("Delete on a read-only database: %v, want ErrUnwritable", err)
+	}
+	err = ro.Update(ctx, func(tx store.Tx) error { return tx.Put(ctx, store.TrainingJobs, "j3", []byte(`{}`)) })
+	if !errors.Is(err, store.ErrUnwritable) {
+		t.Errorf("Update on a read-only database: %v, want ErrUnwritable", err)
+	}
+	if v, err := ro.Get(ctx, store.TrainingJobs, "j1"); err != nil || string(v) != `{"a":1}` {
+		t.Errorf("read on a read-only database: %s, %v", v, err)
+	}
 }
