@@ -525,23 +525,23 @@ func (w *wiring) swept() func(kind string, n int) {
 func (w *wiring) sandboxRunner() sandbox.Runner {
 	popts := process.Options{Logger: w.log}
 	wopts := wasm.Options{CacheDir: filepath.Join(w.cfg.DataDir, "wasm-cache"), Logger: w.log}
-	var (
-		r   sandbox.Runner
-		err error
-	)
-	switch w.cfg.Sandbox {
-	case "auto":
-		r, err = auto.New(auto.Options{Process: popts, Wasm: wopts, Logger: w.log})
-	case "process":
-		r, err = process.New(popts)
-	case "wasm":
-		r, err = wasm.New(wopts)
-	default:
-		err = fmt.Errorf("--sandbox must be auto, process or wasm, got %q", w.cfg.Sandbox)
+	open := func() (sandbox.Runner, error) {
+		switch w.cfg.Sandbox {
+		case "auto":
+			return auto.New(auto.Options{Process: popts, Wasm: wopts, Logger: w.log})
+		case "process":
+			return process.New(popts)
+		case "wasm":
+			return wasm.New(wopts)
+		}
+		return nil, fmt.Errorf("--sandbox must be auto, process or wasm, got %q", w.cfg.Sandbox)
 	}
+	r, err := open()
 	if err != nil {
-		w.log.Warn("no sandbox backend works here; optimization jobs will fail until one does", "err", err)
-		return optimizer.UnavailableRunner{Err: err}
+		// Installed later (bubblewrap, python3, the WASI interpreter), it is found by the
+		// next job without a restart.
+		w.log.Warn("no sandbox backend works here; optimization jobs will fail until one does (each job looks again, at most every 30s)", "err", err)
+		return optimizer.NewProbingRunner(err, open, optimizer.DefaultProbeEvery, w.log)
 	}
 	if w.cfg.Sandbox != "auto" { // auto logs its own choice, with why
 		w.log.Info("sandbox backend", "backend", r.Name())

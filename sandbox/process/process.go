@@ -151,7 +151,7 @@ func New(opts Options) (*Runner, error) {
 		}
 	}
 	if py, err = exec.LookPath(py); err != nil {
-		return nil, fmt.Errorf("%w: process backend: python3 not found: %v", sandbox.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: process backend: python3 not found (install the Debian package \"python3\"): %v", sandbox.ErrUnavailable, err)
 	}
 	if r.python, err = filepath.EvalSymlinks(py); err != nil {
 		return nil, fmt.Errorf("%w: process backend: python3: %v", sandbox.ErrUnavailable, err)
