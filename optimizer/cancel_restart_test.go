@@ -18,16 +18,61 @@ import (
 // "running" and start the job over, running (and billing) the job its owner had cancelled;
 // it now ends it interrupted with the cancel's message and runs nothing.
 func TestCancelSurvivesRestart(t *testing.T) {
+	svc2, id := cancelThenCrash(t, func(sandbox.Job) bool { return true })
+	st := waitFor(t, svc2, id)
+	if st.Status != StatusInterrupted || !strings.Contains(st.ErrorMessage, "cancelled by the caller") {
+		t.Fatalf("after the restart the cancelled job is %s (%q); want interrupted, cancelled by the caller", st.Status, st.ErrorMessage)
+	}
+	r := svc2.runner.(*fakeRunner)
+	r.mu.Lock()
+	runs := len(r.runs)
+	r.mu.Unlock()
+	if runs != 0 {
+		t.Errorf("the restarted server ran the cancelled job again (%d sandbox runs)", runs)
+	}
+}
+
+// TestCancelSurvivesRestartKeepsTheAgent: a job cancelled after its baseline whose server
+// died before the run stopped ended interrupted with its optimized_prompt but no
+// agent_code_url (the run that would have saved agent.py was lost); the best agent.py found
+// is now kept with the job's progress and saved when the restart ends the job.
+func TestCancelSurvivesRestartKeepsTheAgent(t *testing.T) {
+	svc2, id := cancelThenCrash(t, func(j sandbox.Job) bool {
+		return strings.Contains(string(j.Files["agent.py"]), "Be careful") // a variant: the baseline ran
+	})
+	st := waitFor(t, svc2, id)
+	if st.Status != StatusInterrupted {
+		t.Fatalf("after the restart the cancelled job is %s (%q)", st.Status, st.ErrorMessage)
+	}
+	res, err := svc2.Results(context.Background(), "alice", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 1 || res.Results[0].AgentCodeURL == "" {
+		t.Fatalf("results after the restart: %+v; want an agent_code_url", res.Results)
+	}
+	tok := strings.TrimSuffix(strings.TrimPrefix(res.Results[0].AgentCodeURL, "https://sy.example/api/v1/artifacts/"), "/agent.py")
+	code, err := svc2.Artifact(context.Background(), tok)
+	if err != nil || !strings.Contains(string(code), res.Results[0].OptimizedPrompt) {
+		t.Fatalf("the kept agent.py (%v): %s; want one carrying the optimized prompt %q", err, code, res.Results[0].OptimizedPrompt)
+	}
+}
+
+func cancelThenCrash(t *testing.T, blocks func(sandbox.Job) bool) (*Service, string) {
+	t.Helper()
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	stuck := &fakeRunner{block: func(sandbox.Job) bool {
+	stuck := &fakeRunner{block: func(j sandbox.Job) bool {
+		if !blocks(j) {
+			return false
+		}
 		once.Do(func() { close(entered) })
 		<-release // the run does not stop before the "crash"
 		return true
 	}}
 	e := newEnv(t, stuck, nil)
 	e.start(t)
-	defer close(release)
+	t.Cleanup(func() { close(release) })
 	ctx := context.Background()
 	sub, err := e.svc.Submit(ctx, "alice", request(e.url, 3))
 	if err != nil {
@@ -57,16 +102,7 @@ func TestCancelSurvivesRestart(t *testing.T) {
 		defer cancel()
 		_ = svc2.Close(cctx)
 	})
-	st := waitFor(t, svc2, sub.JobID)
-	if st.Status != StatusInterrupted || !strings.Contains(st.ErrorMessage, "cancelled by the caller") {
-		t.Fatalf("after the restart the cancelled job is %s (%q); want interrupted, cancelled by the caller", st.Status, st.ErrorMessage)
-	}
-	after.mu.Lock()
-	runs := len(after.runs)
-	after.mu.Unlock()
-	if runs != 0 {
-		t.Errorf("the restarted server ran the cancelled job again (%d sandbox runs)", runs)
-	}
+	return svc2, sub.JobID
 }
 
 // TestCancelAnswersTheEnd: cancelling a running job answered its status of the moment,

@@ -359,6 +359,32 @@ func deleteArtifacts(ctx context.Context, tx store.Writer, tokens []string) erro
 type storedRes struct {
 	ModelResult
 	ArtifactToken string `json:"artifact_token,omitempty"`
+	// BestAgent is the best agent.py found so far, kept with the job until it is saved as
+	// the artifact (ArtifactToken), so that a job ended after its run was lost (a crash
+	// after a cancel, a dead worker) still gets its agent_code_url (keepBestAgents).
+	BestAgent string `json:"best_agent,omitempty"`
+}
+
+// keepBestAgents saves, in tx, the best agent.py of each of j's results that has one but
+// no artifact yet (its run ended without saving it), as the run would have, and points the
+// result at it.
+func (s *Service) keepBestAgents(ctx context.Context, tx store.Tx, j *job) error {
+	for i := range j.Results {
+		r := &j.Results[i]
+		if r.ArtifactToken != "" || r.BestAgent == "" {
+			continue
+		}
+		tok, err := newID("")
+		if err != nil {
+			return err
+		}
+		a := artifact{JobID: j.ID, Owner: j.Owner, Model: r.Model, Name: "agent.py", Content: r.BestAgent, CreatedAt: s.now().UTC()}
+		if err := store.PutJSON(ctx, tx, store.Artifacts, artifactKey(tok), a); err != nil {
+			return fmt.Errorf("optimizer: save the best agent.py of job %s: %w", j.ID, err)
+		}
+		r.ArtifactToken, r.BestAgent = tok, ""
+	}
+	return nil
 }
 
 // Duration is a time.Duration stored as a Go duration string ("1h0m0s").

@@ -243,7 +243,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		if tok == "" {
 			return
 		}
-		res.ArtifactToken = tok
+		res.ArtifactToken, res.BestAgent = tok, ""
 		s.save(j)
 	}()
 
@@ -258,6 +258,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	reported.Tokens += base.Usage.Tokens
 	reported.CostUSD += base.Usage.Cost
 	best = &candidate{agent: b.Agent, scores: base.Scores, predictions: base.Predictions, feedback: base.Feedback, mean: base.Mean()}
+	res.BestAgent = string(best.agent.Source()) // saved with the next progress
 	res.BaselineScore, res.TrainScore = scorePtr(best.mean), scorePtr(best.mean)
 	res.History = append(res.History, Iteration{Iteration: 0, Prompt: b.Agent.Prompt(), TrainScore: scorePtr(best.mean), Kept: true,
 		RowsRun: len(train), Note: "baseline", DurationMS: ms(time.Since(start))})
@@ -490,6 +491,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 					best = c
 					res.IterationsKept++
 					res.OptimizedPrompt, res.TrainScore = c.agent.Prompt(), scorePtr(best.mean)
+					res.BestAgent = string(c.agent.Source())
 					j.BestScore = scorePtr(best.mean)
 					pool = pool.refresh(best)
 					discarded = nil

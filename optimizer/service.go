@@ -392,7 +392,7 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 				j.ErrorMessage = fmt.Sprintf("cancelled by the caller (%s); the best result so far is kept", s.progressText(&j))
 				t := s.now().UTC()
 				j.FinishedAt = &t
-				if err := s.put(ctx, &j); err != nil {
+				if err := s.putEnded(ctx, &j); err != nil {
 					return nil, err
 				}
 				s.log.Info("optimizer: ended a job cancelled before a restart", "job", j.ID)
@@ -404,7 +404,7 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 				j.ErrorMessage = fmt.Sprintf("the server stopped %d times while this job was running; giving up", j.Attempts)
 				t := s.now().UTC()
 				j.FinishedAt = &t
-				if err := s.put(ctx, &j); err != nil {
+				if err := s.putEnded(ctx, &j); err != nil {
 					return nil, err
 				}
 				continue
@@ -799,6 +799,21 @@ func (s *Service) get(ctx context.Context, owner, id string) (*job, error) {
 
 func (s *Service) put(ctx context.Context, j *job) error {
 	if err := store.PutJSON(ctx, s.store, store.OptimizationJobs, j.ID, j); err != nil {
+		return fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// putEnded stores job j, which a restart ended, with the best agent.py its lost run found
+// (keepBestAgents), in one transaction.
+func (s *Service) putEnded(ctx context.Context, j *job) error {
+	err := s.store.Update(ctx, func(tx store.Tx) error {
+		if err := s.keepBestAgents(ctx, tx, j); err != nil {
+			return err
+		}
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+	})
+	if err != nil {
 		return fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
 	}
 	return nil

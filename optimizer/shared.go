@@ -259,6 +259,9 @@ func (s *Service) failDead(ctx context.Context, j *job, status Status, msg strin
 		}
 		t := s.now().UTC()
 		cur.Status, cur.ErrorMessage, cur.FinishedAt = status, msg, &t
+		if err := s.keepBestAgents(ctx, tx, &cur); err != nil {
+			return err
+		}
 		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur); err != nil {
 			return err
 		}
