@@ -120,27 +120,8 @@ func TestShutdownCutsRequestsPastTheTimeout(t *testing.T) {
 		}
 	}))
 	defer upstream.Close()
-	t.Setenv("SWITCHYARD_API_KEYS", "k")
-	t.Setenv("OPENAI_API_KEY", "sk-test")
-	t.Setenv("OPENAI_BASE_URL", upstream.URL+"/v1")
-	t.Setenv("SWITCHYARD_SHUTDOWN_TIMEOUT", "300ms")
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stderr := &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, io.Discard, stderr)
-	}()
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		}
-	}
-	if addr == "" {
-		t.Fatalf("serve did not start: %s", stderr.String())
-	}
+	sv := startForShutdown(t, upstream.URL)
+	addr, stderr := sv.addr, sv.stderr
 	go func() {
 		req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/completions", strings.NewReader(
 			`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"models":["openai/gpt-4o-mini"],"maxRetries":0}`))
@@ -154,10 +135,10 @@ func TestShutdownCutsRequestsPastTheTimeout(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("request never reached the upstream")
 	}
-	cancel()
+	sv.cancel()
 	stopped := time.Now()
 	select {
-	case code := <-done:
+	case code := <-sv.done:
 		if code != 0 {
 			t.Fatalf("exit code %d: %s", code, stderr.String())
 		}

@@ -30,28 +30,8 @@ func TestShutdownCutRequestIs503(t *testing.T) {
 		}
 	}))
 	defer upstream.Close()
-	t.Setenv("SWITCHYARD_API_KEYS", "k")
-	t.Setenv("OPENAI_API_KEY", "sk-test")
-	t.Setenv("OPENAI_BASE_URL", upstream.URL+"/v1")
-	t.Setenv("SWITCHYARD_SHUTDOWN_TIMEOUT", "300ms")
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	dataDir := t.TempDir()
-	stderr := &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir}, io.Discard, stderr)
-	}()
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		}
-	}
-	if addr == "" {
-		t.Fatalf("serve did not start: %s", stderr.String())
-	}
+	sv := startForShutdown(t, upstream.URL)
+	addr := sv.addr
 	type answer struct {
 		status     int
 		retryAfter string
@@ -78,7 +58,7 @@ func TestShutdownCutRequestIs503(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("request never reached the upstream")
 	}
-	cancel()
+	sv.cancel()
 	select {
 	case a := <-res:
 		if a.err != nil || a.status != http.StatusServiceUnavailable || a.retryAfter == "" || a.noRetry == "false" || !strings.Contains(a.body, "shutting down") {
@@ -87,23 +67,7 @@ func TestShutdownCutRequestIs503(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the cut request got no answer")
 	}
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit code %d: %s", code, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not exit")
-	}
-	if strings.Contains(stderr.String(), "not recorded") {
-		t.Errorf("a request went unrecorded:\n%s", stderr.String())
-	}
-	st, err := boltstore.Open(filepath.Join(dataDir, "switchyard.db"), boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if logged, err := st.List(context.Background(), store.RequestLog, store.ListOptions{}); err != nil || len(logged) != 1 {
+	if logged, err := sv.historyAfterExit(t); err != nil || len(logged) != 1 {
 		t.Errorf("request history after the cut: %d entries, %v; want the cut request's", len(logged), err)
 	}
 }
@@ -126,28 +90,8 @@ func TestShutdownCutStreamSaysShuttingDown(t *testing.T) {
 		}
 	}))
 	defer upstream.Close()
-	t.Setenv("SWITCHYARD_API_KEYS", "k")
-	t.Setenv("OPENAI_API_KEY", "sk-test")
-	t.Setenv("OPENAI_BASE_URL", upstream.URL+"/v1")
-	t.Setenv("SWITCHYARD_SHUTDOWN_TIMEOUT", "300ms")
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	dataDir := t.TempDir()
-	stderr := &syncBuffer{}
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir}, io.Discard, stderr)
-	}()
-	var addr string
-	for deadline := time.Now().Add(20 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if m := addrRe.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		}
-	}
-	if addr == "" {
-		t.Fatalf("serve did not start: %s", stderr.String())
-	}
+	sv := startForShutdown(t, upstream.URL)
+	addr := sv.addr
 	type answer struct {
 		status int
 		body   string
@@ -173,7 +117,7 @@ func TestShutdownCutStreamSaysShuttingDown(t *testing.T) {
 		t.Fatal("request never reached the upstream")
 	}
 	time.Sleep(50 * time.Millisecond) // the first chunk reaches the client
-	cancel()
+	sv.cancel()
 	select {
 	case a := <-res:
 		if a.err != nil || a.status != http.StatusOK || !strings.Contains(a.body, "Hel") || !strings.Contains(a.body, "shutting down") || strings.Contains(a.body, "context canceled") {
@@ -182,25 +126,66 @@ func TestShutdownCutStreamSaysShuttingDown(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the cut stream never ended")
 	}
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit code %d: %s", code, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not exit")
-	}
-	if strings.Contains(stderr.String(), "not recorded") {
-		t.Errorf("a request went unrecorded:\n%s", stderr.String())
-	}
-	st, err := boltstore.Open(filepath.Join(dataDir, "switchyard.db"), boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if logged, err := st.List(context.Background(), store.RequestLog, store.ListOptions{}); err != nil || len(logged) != 1 {
+	if logged, err := sv.historyAfterExit(t); err != nil || len(logged) != 1 {
 		t.Errorf("request history after the cut: %d entries, %v; want the cut stream's", len(logged), err)
 	} else if v := string(logged[0].Value); !strings.Contains(v, `"kind":"cut"`) {
 		t.Errorf("the cut stream's attempt is not marked cut: %s", v)
 	}
+}
+
+// shutdownServe is a serve process for the shutdown tests: its upstream, a 300ms
+// --shutdown-timeout, a bbolt data directory.
+type shutdownServe struct {
+	addr, dataDir string
+	stderr        *syncBuffer
+	cancel        context.CancelFunc
+	done          chan int
+}
+
+// startForShutdown starts serve on upstreamURL (OpenAI's API) with the key "k" and waits
+// until it listens.
+func startForShutdown(t *testing.T, upstreamURL string) *shutdownServe {
+	t.Helper()
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("OPENAI_BASE_URL", upstreamURL+"/v1")
+	t.Setenv("SWITCHYARD_SHUTDOWN_TIMEOUT", "300ms")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sv := &shutdownServe{dataDir: t.TempDir(), stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	go func() {
+		sv.done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", sv.dataDir}, io.Discard, sv.stderr)
+	}()
+	for deadline := time.Now().Add(20 * time.Second); sv.addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if m := addrRe.FindStringSubmatch(sv.stderr.String()); m != nil {
+			sv.addr = m[1]
+		}
+	}
+	if sv.addr == "" {
+		t.Fatalf("serve did not start: %s", sv.stderr.String())
+	}
+	return sv
+}
+
+// historyAfterExit waits for serve to exit 0 with no request left unrecorded and returns the
+// request history its database holds.
+func (sv *shutdownServe) historyAfterExit(t *testing.T) ([]store.Entry, error) {
+	t.Helper()
+	select {
+	case code := <-sv.done:
+		if code != 0 {
+			t.Fatalf("exit code %d: %s", code, sv.stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit")
+	}
+	if strings.Contains(sv.stderr.String(), "not recorded") {
+		t.Errorf("a request went unrecorded:\n%s", sv.stderr.String())
+	}
+	st, err := boltstore.Open(filepath.Join(sv.dataDir, "switchyard.db"), boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return st.List(context.Background(), store.RequestLog, store.ListOptions{})
 }
