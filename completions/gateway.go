@@ -255,7 +255,7 @@ type Options struct {
 	ListConfigured bool
 	// Listed, with ListConfigured, are the models listed besides the groups: a
 	// "provider/model", or "provider/*" for every catalogued model of the provider (chat,
-	// embedding and rerank alike) when it is configured.
+	// embedding and rerank alike) when it is configured. SetRoutes may replace them.
 	Listed []string
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger
@@ -500,7 +500,7 @@ func New(opts Options) (*Gateway, error) {
 		}
 		opts.Cache.Semantic = &s
 	}
-	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs, Wildcards: opts.Wildcards}, nil)
+	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs, Wildcards: opts.Wildcards, Listed: opts.Listed}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -35,12 +35,12 @@ func (g *Gateway) ListedModels() []string {
 	return out
 }
 
-// configuredListed expands Options.Listed: a "provider/*" to the chat, embedding and
+// configuredListed expands Options.Listed (or the last SetRoutes'): a "provider/*" to the chat, embedding and
 // rerank models the gateway lists of that provider (none when it is not configured).
 func (g *Gateway) configuredListed() []string {
 	var out []string
 	var all []string
-	for _, m := range g.opts.Listed {
+	for _, m := range g.routes().listed {
 		prov, ok := strings.CutSuffix(m, "/*")
 		if !ok {
 			out = append(out, m)

@@ -21,6 +21,9 @@ type Routes struct {
 	// Wildcards replace Options.Wildcards (checked as New checks them); nil keeps the
 	// gateway's current ones.
 	Wildcards []Wildcard
+	// Listed replace Options.Listed (what ListedModels and Deployments list beside the
+	// groups with Options.ListConfigured); nil keeps the gateway's current ones.
+	Listed []string
 }
 
 // routeTable is one immutable routing table: Routes with its members' limits counted and
@@ -37,6 +40,8 @@ type routeTable struct {
 	ids    map[string]string
 	// wildcards are Routes.Wildcards compiled, in the order they are tried.
 	wildcards []wildcardRoute
+	// listed are Routes.Listed.
+	listed []string
 }
 
 // newRouteTable checks r and builds its table; the counts of a member whose limits are
@@ -62,8 +67,11 @@ func newRouteTable(r Routes, old *routeTable) (*routeTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &routeTable{groups: compileTagRegex(r.ModelGroups), limits: newMemberLimits(limits), timeouts: timeouts, params: params, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards}
+	rt := &routeTable{groups: compileTagRegex(r.ModelGroups), limits: newMemberLimits(limits), timeouts: timeouts, params: params, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards, listed: r.Listed}
 	if old != nil {
+		if r.Listed == nil {
+			rt.listed = old.listed
+		}
 		if rt.prices == nil {
 			rt.prices = old.prices
 		}

@@ -138,8 +138,11 @@ type Service struct {
 	aead cipher.AEAD // nil without SecretKey
 
 	// foreign are the providers the registry held at New that neither are built in nor come
-	// from Config (--providers-config's): a stored deployment's entry never takes their name.
-	foreign map[string]bool
+	// from Config (--providers-config's), or those SetOtherProviders named since: a stored
+	// deployment's entry never takes their name.
+	foreign atomic.Pointer[map[string]bool]
+	// groups are the model groups configured otherwise (Options.Groups, or ReloadGroups').
+	groups atomic.Pointer[map[string]completions.ModelGroup]
 	// file is the config file served (Options.Config, or Reload's) with the
 	// model_info.ids it gives its deployments: a stored deployment under one of them is not
 	// served (LiteLLM serves the file's).
@@ -210,20 +213,24 @@ func New(opts Options) (*Service, error) {
 	if opts.Prices == nil {
 		opts.Prices = providers.DefaultCatalog()
 	}
-	s := &Service{opts: opts, log: opts.Logger, foreign: map[string]bool{}}
+	s := &Service{opts: opts, log: opts.Logger}
 	file := &configFile{config: opts.Config, ids: map[string]bool{}}
+	foreign := map[string]bool{}
 	for _, name := range opts.Registry.Names() {
-		if !slices.ContainsFunc(providers.Presets(), func(p providers.Preset) bool { return p.Name == name }) {
-			s.foreign[name] = true
+		if !isPreset(name) {
+			foreign[name] = true
 		}
 	}
 	if cfg, err := litellmconfig.ParseWith(opts.Config, nil, opts.LookupEnv); err == nil {
 		for _, pc := range cfg.Providers.Providers {
-			delete(s.foreign, pc.Name)
+			delete(foreign, pc.Name)
 		}
 		file.ids = idSet(cfg)
 	}
 	s.file.Store(file)
+	s.foreign.Store(&foreign)
+	groups := maps.Clone(opts.Groups)
+	s.groups.Store(&groups)
 	if len(opts.SecretKey) > 0 {
 		k := sha256.Sum256(opts.SecretKey)
 		block, err := aes.NewCipher(k[:])
@@ -455,8 +462,9 @@ func (s *Service) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	foreign := *s.foreign.Load()
 	for _, pc := range cfg.Providers.Providers {
-		if s.foreign[pc.Name] {
+		if foreign[pc.Name] {
 			return fmt.Errorf("deployments: a stored deployment's provider entry would replace the provider %q configured otherwise (--providers-config); rename or delete that deployment", pc.Name)
 		}
 	}
@@ -465,7 +473,7 @@ func (s *Service) Sync(ctx context.Context) error {
 	}
 	groups := cfg.ModelGroups
 	if file.config == nil {
-		groups = maps.Clone(s.opts.Groups)
+		groups = maps.Clone(*s.groups.Load())
 		if groups == nil {
 			groups = map[string]completions.ModelGroup{}
 		}
@@ -491,7 +499,17 @@ func (s *Service) Sync(ctx context.Context) error {
 	}
 	// The config file's own model_info.ids stay theirs (and so stay "in config" for
 	// Update and Delete).
-	if err := s.opts.Gateway.SetRoutes(completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored, IDs: cfg.DeploymentIDs(), Wildcards: cfg.Wildcards}); err != nil {
+	// Wildcards and Listed never nil: nil would keep those in force, and a reload whose file
+	// has none left must leave none.
+	routes := completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored, IDs: cfg.DeploymentIDs(),
+		Wildcards: cfg.Wildcards, Listed: cfg.Listed}
+	if routes.Wildcards == nil {
+		routes.Wildcards = []completions.Wildcard{}
+	}
+	if routes.Listed == nil {
+		routes.Listed = []string{}
+	}
+	if err := s.opts.Gateway.SetRoutes(routes); err != nil {
 		return fmt.Errorf("deployments: %w", err)
 	}
 	var names []string
@@ -499,7 +517,7 @@ func (s *Service) Sync(ctx context.Context) error {
 		names = append(names, pc.Name)
 	}
 	for _, old := range s.ownNames {
-		if !slices.Contains(names, old) && !slices.ContainsFunc(providers.Presets(), func(p providers.Preset) bool { return p.Name == old }) {
+		if !slices.Contains(names, old) && !isPreset(old) {
 			s.opts.Registry.Remove(old)
 		}
 	}
@@ -616,7 +634,7 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 		return &FieldError{Field: field, Message: fmt.Sprintf("the stored value cannot be unsealed (%v): give it anew", errors.Unwrap(err))}
 	}
 	recs = append(recs, *rec)
-	if _, taken := s.opts.Groups[rec.ModelName]; taken && file.config == nil {
+	if _, taken := (*s.groups.Load())[rec.ModelName]; taken && file.config == nil {
 		return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q is a model group of --model-groups", rec.ModelName)}
 	}
 	cfg, err := s.parse(file, recs)
@@ -630,7 +648,7 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 		return &FieldError{Field: "litellm_params", Message: "does not fit the deployments served: " + err.Error()}
 	}
 	for _, d := range cfg.Deployments {
-		if prov, _, _ := strings.Cut(d.Member, "/"); d.Entry == len(recs) && s.foreign[prov] {
+		if prov, _, _ := strings.Cut(d.Member, "/"); d.Entry == len(recs) && (*s.foreign.Load())[prov] {
 			return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q: its provider entry would be named %q, as a provider configured otherwise (--providers-config) is; choose another model_name", rec.ModelName, prov)}
 		}
 	}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
+	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/litellmconfig"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // configFile is a LiteLLM config file the Service serves, with the model_info.ids it
@@ -66,4 +70,77 @@ func (s *Service) Reload(ctx context.Context, config []byte) error {
 		s.log.ErrorContext(ctx, "deployments: reload: applying the config in force again", "err", rerr)
 	}
 	return fmt.Errorf("deployments: reload: %w", err)
+}
+
+// ErrNameTaken is returned by ReloadGroups for a model group named as a stored deployment
+// is, and by SetOtherProviders for a provider named as a stored deployment's entry is.
+var ErrNameTaken = errors.New("deployments: the name is taken by a stored deployment")
+
+// ReloadGroups serves groups, the model groups configured otherwise (--model-groups read
+// anew on serve's SIGHUP), in place of Options.Groups or the last ReloadGroups': they are
+// applied with the stored deployments as Sync applies them, swapped in at once
+// (completions.Gateway.SetRoutes), and from then on a deployment added may not take one
+// of their names (and may take one of the names no longer there). A group named as a
+// stored deployment is (ErrNameTaken), or groups the gateway refuses, leave the groups in
+// force as they were; the error says why. ReloadGroups of a Service made with
+// Options.Config is an error: its model groups are the file's (Reload).
+func (s *Service) ReloadGroups(ctx context.Context, groups map[string]completions.ModelGroup) error {
+	if s.file.Load().config != nil {
+		return errors.New("deployments: reload: the service serves a config file, whose model groups are its own")
+	}
+	recs, err := s.records(ctx, s.opts.Store)
+	if err != nil {
+		return fmt.Errorf("deployments: reload: %w", err)
+	}
+	for _, r := range recs {
+		if _, ok := groups[r.ModelName]; ok {
+			return fmt.Errorf("%w: the model group %q is the model_name of deployment %q stored through /model/new (delete it, or rename the group)", ErrNameTaken, r.ModelName, r.ID)
+		}
+	}
+	groups = maps.Clone(groups)
+	s.mu.Lock()
+	old := s.groups.Load()
+	s.groups.Store(&groups)
+	s.applied = "" // applied again whether or not the stored deployments changed
+	s.mu.Unlock()
+	err = s.Sync(ctx)
+	if err == nil {
+		return nil
+	}
+	s.mu.Lock()
+	s.groups.Store(old)
+	s.applied = ""
+	s.mu.Unlock()
+	if rerr := s.Sync(ctx); rerr != nil {
+		s.log.ErrorContext(ctx, "deployments: reload: applying the model groups in force again", "err", rerr)
+	}
+	return fmt.Errorf("deployments: reload: %w", err)
+}
+
+// SetOtherProviders names the providers configured otherwise (--providers-config's
+// entries, read anew on serve's SIGHUP) in place of those the registry held at New: a
+// deployment added or updated may not give its provider entry one of their names, and may
+// take one no longer there. Built-in names (providers.Presets) are never counted. A name
+// a stored deployment's provider entry has now is refused (ErrNameTaken): registering the
+// file's entry would replace the deployment's; nothing changes then.
+func (s *Service) SetOtherProviders(names []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := map[string]bool{}
+	for _, name := range names {
+		if isPreset(name) {
+			continue
+		}
+		if slices.Contains(s.ownNames, name) {
+			return fmt.Errorf("%w: the provider %q is the provider entry of a deployment stored through /model/new (delete that deployment, or rename the entry)", ErrNameTaken, name)
+		}
+		next[name] = true
+	}
+	s.foreign.Store(&next)
+	return nil
+}
+
+// isPreset reports whether name is a built-in provider's (providers.Presets).
+func isPreset(name string) bool {
+	return slices.ContainsFunc(providers.Presets(), func(p providers.Preset) bool { return p.Name == name })
 }

@@ -389,7 +389,8 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		srv.Close(context.Background())
 		return err
 	}
-	// SIGHUP reads --litellm-config or --providers-config again (reload.go), one at a time.
+	// SIGHUP reads --litellm-config, or --providers-config and --model-groups, again
+	// (reload.go), one at a time.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

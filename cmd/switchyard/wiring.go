@@ -79,6 +79,8 @@ type wiring struct {
 	popts providers.Options
 	// providersFile is the --providers-config in force (nil: none).
 	providersFile *providers.FileConfig
+	// groupsFile are the --model-groups in force (nil: none).
+	groupsFile map[string]completions.ModelGroup
 	// litellmInForce is the --litellm-config a reload last applied (nil: the one of start,
 	// cfg.litellm).
 	litellmInForce *litellmconfig.Config
@@ -209,6 +211,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 			return nil, fmt.Errorf("--model-groups: %w", err)
 		}
 		w.log.Info("model groups", "names", strings.Join(slices.Sorted(maps.Keys(groups)), ","))
+		w.groupsFile = groups
 	}
 	var deploymentIDs map[string]string
 	var wildcards []completions.Wildcard
