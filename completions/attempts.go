@@ -462,6 +462,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			begin := g.opts.Now()
 			if u := p.rt.limits.of(t.name); u != nil && retry > 0 {
 				u.again(begin)
+				g.shareCall(u, begin)
 			}
 			err := try(ctx, t)
 			lat := g.opts.Now().Sub(begin).Milliseconds()
@@ -648,6 +649,7 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 	}
 	if g.breakers.allow(t.name, now) {
 		p.hold(u)
+		g.shareCall(u, now)
 		return true, nil
 	}
 	if g.laterCallable(p, i, now) {
@@ -659,6 +661,7 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 		return false, nil
 	}
 	p.hold(u)
+	g.shareCall(u, now)
 	return true, nil
 }
 
@@ -950,6 +953,7 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 		return // no model was called
 	}
 	p.rt.limits.tokens(t.name, int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
+	g.shareTokens(p.rt.limits.of(t.name), int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
 		alerts, accounts, err := b.chargeAccounts(ctx, tokens, c.Spent(), complete)

@@ -307,8 +307,9 @@ type Options struct {
 	Cache CacheOptions
 	// SharedLimits, when set, shares the budgets' tokens per minute with the other
 	// processes on the same store (give or take what they counted since the last Sync; the
-	// caller runs Counters.Run), and the circuit breakers' trips: a model one process finds
-	// down is skipped by the others from their next Sync. Without it both are per process.
+	// caller runs Counters.Run), the model group members' rpm and tpm (MemberLimits), and
+	// the circuit breakers' trips: a model one process finds down is skipped by the others
+	// from their next Sync. Without it all are per process.
 	SharedLimits *store.Counters
 	// StoredResponses says how /v1/responses answers are kept in Store for
 	// previous_response_id (kept for 30 days by default): see StoredResponsesOptions.
@@ -508,6 +509,7 @@ func New(opts Options) (*Gateway, error) {
 	g.rt.Store(rt)
 	g.spend.share(opts.SharedLimits)
 	g.breakers.share(opts.SharedLimits)
+	g.shareMemberLimits(opts.SharedLimits)
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {
 		g.writer = newTurnWriter(opts.Store, opts.WriteBehindQueue, opts.Logger)
 	}

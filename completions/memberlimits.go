@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // MemberLimits bound what one model group member (a deployment) is sent, as LiteLLM's
@@ -17,7 +19,10 @@ import (
 // with Retry-After). A member at its max_parallel is skipped likewise while a later model
 // can be called at once; when none can, the request queues for a slot instead, as
 // LiteLLM's per-deployment semaphore makes it (MaxParallel). The zero value bounds
-// nothing. Limits are counted in this process: replicas each allow the whole limit.
+// nothing. RPM and TPM are counted in this process, and with Options.SharedLimits across
+// the processes sharing those counters (replicas on one PostgreSQL store), give or take
+// what the others did since their last exchange; MaxParallel is per process: replicas each
+// allow it.
 type MemberLimits struct {
 	// RPM is the most upstream calls (retries included) the member gets in any minute;
 	// 0: no bound.
@@ -164,6 +169,59 @@ func (ml *memberLimits) tokens(model string, n int64, now time.Time) {
 	u.mu.Lock()
 	u.tpm.add(now, n)
 	u.mu.Unlock()
+}
+
+// The key prefixes of model group members' calls and tokens in Options.SharedLimits.
+const (
+	sharedMemberCalls  = "member/calls/"
+	sharedMemberTokens = "member/tokens/"
+)
+
+// shareMemberLimits has the members' rpm and tpm count the calls and tokens other
+// processes counted for them (c nil: none), in the routing table in force when they come.
+func (g *Gateway) shareMemberLimits(c *store.Counters) {
+	if c == nil {
+		return
+	}
+	c.Subscribe(sharedMemberCalls, func(key string, n int64, now time.Time) {
+		g.routes().limits.others(strings.TrimPrefix(key, sharedMemberCalls), n, 0, now)
+	})
+	c.Subscribe(sharedMemberTokens, func(key string, n int64, now time.Time) {
+		g.routes().limits.others(strings.TrimPrefix(key, sharedMemberTokens), 0, n, now)
+	})
+}
+
+// shareCall counts a call made to u's member at now for the other processes
+// (Options.SharedLimits; u nil, a member without rpm, or no SharedLimits: nothing).
+func (g *Gateway) shareCall(u *memberUsage, now time.Time) {
+	if u != nil && u.lim.RPM > 0 && g.opts.SharedLimits != nil {
+		g.opts.SharedLimits.Add(sharedMemberCalls+u.model, 1, now)
+	}
+}
+
+// shareTokens counts n tokens u's member answered at now for the other processes, as
+// shareCall counts calls.
+func (g *Gateway) shareTokens(u *memberUsage, n int64, now time.Time) {
+	if u != nil && u.lim.TPM > 0 && n > 0 && g.opts.SharedLimits != nil {
+		g.opts.SharedLimits.Add(sharedMemberTokens+u.model, n, now)
+	}
+}
+
+// others counts calls and tokens another process counted for model at now against its
+// rpm and tpm.
+func (ml *memberLimits) others(model string, calls, tokens int64, now time.Time) {
+	u := ml.of(model)
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if calls > 0 && u.lim.RPM > 0 {
+		u.rpm.add(now, calls)
+	}
+	if tokens > 0 && u.lim.TPM > 0 {
+		u.tpm.add(now, tokens)
+	}
 }
 
 // memberUsage is one limited model's counts.
