@@ -477,6 +477,13 @@ func (s *Service) Sync(ctx context.Context) error {
 		if groups == nil {
 			groups = map[string]completions.ModelGroup{}
 		}
+		for name := range cfg.ModelGroups {
+			if _, ok := groups[name]; ok {
+				// Stored by a replica whose --model-groups did not have the name then (before
+				// its reload, or another file).
+				s.log.WarnContext(ctx, "deployments: a stored deployment's model_name is a model group of --model-groups: the stored deployment is served under it, not the file's group (delete the deployment, or rename the group)", "model_name", name)
+			}
+		}
 		maps.Copy(groups, cfg.ModelGroups)
 	}
 	stored, configured := map[string]string{}, map[string]string{}

@@ -3,6 +3,7 @@ package deployments
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +161,37 @@ func TestReloadListsAndRoutesWhatTheNewFileNames(t *testing.T) {
 	}
 	if full, _ := g.ResolveModel("my-finetune"); full != "my-finetune" {
 		t.Fatalf("my-finetune resolves to %q after the reload: the wildcard the new file no longer has still routes", full)
+	}
+}
+
+// TestStoredDeploymentNamedAsAGroupIsWarnedAbout: a replica whose --model-groups did not
+// yet have a name (another replica reloaded a file adding it) stores a deployment under
+// it; the replicas that have the group served the stored deployment in its place without a
+// word. They still serve it (its calls go where it says), and now say so at warn, naming
+// the model_name.
+func TestStoredDeploymentNamedAsAGroupIsWarnedAbout(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
+	stale, _ := review27cService(t, st, reg, nil)
+	if _, err := stale.Add(ctx, Input{ModelName: "quick", LiteLLMParams: map[string]any{"model": "openai/gpt-4o-mini"}}); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	groups := map[string]completions.ModelGroup{"quick": {Models: []string{"openai/gpt-4o"}}}
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), ModelGroups: groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := New(Options{Store: st, Gateway: g, Registry: reg, Groups: groups, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "model_name=quick") {
+		t.Fatalf("no warning naming the stored deployment that replaces group quick:\n%s", logs.String())
 	}
 }
