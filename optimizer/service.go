@@ -807,15 +807,21 @@ func (s *Service) put(ctx context.Context, j *job) error {
 // putEnded stores job j, which a restart ended, with the best agent.py its lost run found
 // (keepBestAgents), in one transaction.
 func (s *Service) putEnded(ctx context.Context, j *job) error {
+	var ended job
 	err := s.store.Update(ctx, func(tx store.Tx) error {
-		if err := s.keepBestAgents(ctx, tx, j); err != nil {
+		// On a copy: a transaction run again (a serialization failure) starts from j, not
+		// from the tokens of the attempt that was rolled back.
+		ended = *j
+		ended.Results = append([]storedRes(nil), j.Results...)
+		if err := s.keepBestAgents(ctx, tx, &ended); err != nil {
 			return err
 		}
-		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+		return store.PutJSON(ctx, tx, store.OptimizationJobs, ended.ID, ended)
 	})
 	if err != nil {
 		return fmt.Errorf("optimizer: save job %s: %w", j.ID, err)
 	}
+	*j = ended
 	return nil
 }
 
