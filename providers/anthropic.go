@@ -974,7 +974,7 @@ func (a *Anthropic) Complete(ctx context.Context, req *Request) (*Response, erro
 	}
 	var r anthropicResponse
 	if err := decodeUpstream(raw, &r); err != nil {
-		return nil, c.failure(KindStreamBroken, "malformed response body", err)
+		return nil, c.malformedBody(raw, int64(len(raw)), err, "response body")
 	}
 	if r.Type == "error" {
 		code, msg := a.parseError(raw)

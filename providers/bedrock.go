@@ -911,7 +911,7 @@ func (b *Bedrock) Complete(ctx context.Context, req *Request) (*Response, error)
 	}
 	var r bedrockResponse
 	if err := decodeUpstream(raw, &r); err != nil {
-		return nil, c.failure(KindStreamBroken, "malformed response body", err)
+		return nil, c.malformedBody(raw, int64(len(raw)), err, "response body")
 	}
 	if r.StopReason == "" {
 		return nil, c.failure(KindStreamBroken, "response without stopReason", nil)

@@ -872,7 +872,7 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	var r geminiResponse
 	if err := decodeUpstream(raw, &r); err != nil {
-		return nil, c.failure(KindStreamBroken, "malformed response body", err)
+		return nil, c.malformedBody(raw, int64(len(raw)), err, "response body")
 	}
 	if msg, ok := r.blocked(); ok {
 		e := c.failure(KindContentFilter, msg, nil)
@@ -1002,7 +1002,7 @@ func (s *geminiStream) Recv() (Chunk, error) {
 			return Chunk{}, s.fail(kind, "error mid-stream: "+msg, nil)
 		}
 		if ev.raw {
-			return Chunk{}, s.fail(KindStreamBroken, "malformed stream: non-SSE data", nil)
+			return Chunk{}, s.stop(s.c.malformedStream(data))
 		}
 		var r geminiResponse
 		if err := decodeUpstream(data, &r); err != nil {

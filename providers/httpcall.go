@@ -421,7 +421,12 @@ func (c *call) readAll(limit int64) ([]byte, error) {
 		got, err = io.ReadFull(c.body, buf)
 		switch {
 		case int64(got) < n && (err == io.EOF || err == io.ErrUnexpectedEOF):
-			err = io.ErrUnexpectedEOF // shorter than declared
+			// Shorter than declared: the upstream (or a proxy) closed the connection
+			// mid-answer.
+			if context.Cause(c.ctx) == nil {
+				return nil, c.failure(KindConnection, fmt.Sprintf("the upstream closed the connection mid-answer: %d of the %d bytes it announced arrived", got, n), io.ErrUnexpectedEOF)
+			}
+			err = io.ErrUnexpectedEOF
 		case err == io.ErrUnexpectedEOF:
 			b, err = buf[:got], nil
 		case err == nil: // longer than declared
@@ -453,18 +458,21 @@ func (c *call) decodeAll(limit int64, v any, what string) error {
 	case r.err != nil:
 		return c.readFailure(r.err, false)
 	case err != nil:
-		return c.failure(KindStreamBroken, "malformed "+what, err)
+		return c.malformedBody(r.head, r.read, err, what)
 	}
 	return nil
 }
 
 // cappedReader reads at most left bytes of r, recording a read failure and whether the
-// body went past the bound.
+// body went past the bound, and keeping the body's first bytes (head) and how many were
+// read, for the message of a body that is not JSON.
 type cappedReader struct {
 	r    io.Reader
 	left int64
 	over bool
 	err  error
+	head []byte
+	read int64
 }
 
 func (c *cappedReader) Read(p []byte) (int, error) {
@@ -481,6 +489,10 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
+	c.read += int64(n)
+	if room := 4*malformedSnippetLen - len(c.head); room > 0 {
+		c.head = append(c.head, p[:min(n, room)]...)
+	}
 	if err != nil && err != io.EOF {
 		c.err = err
 	}

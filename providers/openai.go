@@ -659,7 +659,7 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	var r openAIResponse
 	if err := decodeUpstream(raw, &r); err != nil {
-		return nil, c.failure(KindStreamBroken, "malformed response body", err)
+		return nil, c.malformedBody(raw, int64(len(raw)), err, "response body")
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
 		code, msg := parseOpenAIError(raw)

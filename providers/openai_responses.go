@@ -579,7 +579,7 @@ func completeResponses(c *call) (*Response, error) {
 	}
 	var r responsesResponse
 	if err := decodeUpstream(raw, &r); err != nil {
-		return nil, c.failure(KindStreamBroken, "malformed response body", err)
+		return nil, c.malformedBody(raw, int64(len(raw)), err, "response body")
 	}
 	resp := &Response{Model: r.Model}
 	searches := 0 // web_search_call items: OpenAI bills each

@@ -91,7 +91,7 @@ func (s *streamState) next() (sseEvent, error) {
 func (s *streamState) failRaw(data []byte, parse errorParser) error {
 	code, msg := parse(data)
 	if msg == "" {
-		return s.fail(KindStreamBroken, "malformed stream: non-SSE data", nil)
+		return s.stop(s.c.malformedStream(data))
 	}
 	return s.fail(bodyErrorKind(code, msg), msg, nil)
 }

@@ -50,8 +50,8 @@ func TestStreamNonSSEData(t *testing.T) {
 		t.Run(string(f), func(t *testing.T) {
 			text, err, _ := streamOf(t, f, partialStream(f)+"<html>bad gateway</html>\n")
 			var pe *providers.Error
-			if !errors.As(err, &pe) || pe.Kind != providers.KindStreamBroken || !strings.Contains(pe.Message, "non-SSE") {
-				t.Fatalf("err = %v, want KindStreamBroken naming non-SSE data", err)
+			if !errors.As(err, &pe) || pe.Kind != providers.KindStreamBroken || !strings.Contains(pe.Message, "not server-sent events") {
+				t.Fatalf("err = %v, want KindStreamBroken saying the data is not server-sent events", err)
 			}
 			if text != "Hel" {
 				t.Errorf("text = %q, want %q", text, "Hel")
