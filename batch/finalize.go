@@ -2,7 +2,6 @@ package batch
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -286,7 +285,7 @@ func (s *Service) writeResults(ctx context.Context, rec *record, unrun *LineErro
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			return fmt.Errorf("read the input file: %w", rerr)
 		}
-		if line := bytes.TrimSpace(b); len(line) > 0 {
+		if line := inputLineText(b, lineNo); len(line) > 0 {
 			i := idx
 			idx++
 			for res != nil && ri < i { // a result without its line: cannot happen; skip it

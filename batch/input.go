@@ -50,7 +50,7 @@ func CheckInput(r io.Reader) (*InputSummary, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("batch: read the upload: %w", err)
 		}
-		if line := bytes.TrimSpace(b); len(line) > 0 {
+		if line := inputLineText(b, lineNo); len(line) > 0 {
 			l, verr := parseLine(line, lineNo)
 			if verr != nil {
 				return nil, verr
@@ -76,6 +76,21 @@ func CheckInput(r io.Reader) (*InputSummary, error) {
 		return nil, invalid("file", "the file holds no request: a batch input holds one JSON request per line")
 	}
 	return sum, nil
+}
+
+// utf8BOM is the byte order mark Windows editors (Notepad, PowerShell's Out-File) put at
+// the start of a UTF-8 file.
+var utf8BOM = []byte("\ufeff")
+
+// inputLineText is line lineNo (1-based) of a batch input, b as read, without its
+// surrounding white space (a CRLF's CR included) and, on the first line, without a UTF-8
+// byte order mark: every reader of an input (the upload's check, the run, the output's
+// assembly) reads its lines through it, so that they agree on which lines are requests.
+func inputLineText(b []byte, lineNo int) []byte {
+	if lineNo == 1 {
+		b = bytes.TrimPrefix(b, utf8BOM)
+	}
+	return bytes.TrimSpace(b)
 }
 
 // parseLine decodes and checks one non-blank line (lineNo for messages).

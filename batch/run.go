@@ -2,7 +2,6 @@ package batch
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -349,7 +348,7 @@ dispatch:
 			readErr = err
 			break
 		}
-		if line := bytes.TrimSpace(b); len(line) > 0 {
+		if line := inputLineText(b, lineNo); len(line) > 0 {
 			i := idx
 			idx++
 			if !done[i] {

@@ -590,11 +590,12 @@ func (g *Gateway) observeBlockedAnswer(ctx context.Context, p *plan, stream bool
 	g.observe(ctx, p, r)
 }
 
-// LoadGuardrails reads and checks a JSON file of guardrails (ParseGuardrails).
+// LoadGuardrails reads and checks a JSON file of guardrails (ParseGuardrails; a leading
+// UTF-8 byte order mark skipped).
 func LoadGuardrails(path string) ([]GuardrailConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("completions: reading guardrails: %w", err)
 	}
-	return ParseGuardrails(b)
+	return ParseGuardrails(bytes.TrimPrefix(b, utf8BOM))
 }

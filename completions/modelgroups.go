@@ -369,13 +369,18 @@ func ParseModelGroups(b []byte) (map[string]ModelGroup, error) {
 	return groups, nil
 }
 
-// LoadModelGroups reads ParseModelGroups' document from path.
+// utf8BOM is the byte order mark Windows editors (Notepad, PowerShell's Out-File) put at
+// the start of a UTF-8 file; the files loaded here skip it, as JSON itself has none.
+var utf8BOM = []byte("\ufeff")
+
+// LoadModelGroups reads ParseModelGroups' document from path (a leading UTF-8 byte order
+// mark skipped).
 func LoadModelGroups(path string) (map[string]ModelGroup, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("completions: reading model groups: %w", err)
 	}
-	return ParseModelGroups(b)
+	return ParseModelGroups(bytes.TrimPrefix(b, utf8BOM))
 }
 
 // IsModelGroup reports whether name is one of the gateway's model groups.

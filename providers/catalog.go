@@ -433,7 +433,7 @@ func (c *Catalog) EmbeddingModels(provider string) []string {
 }
 
 // LoadCatalog returns the embedded catalogue overridden by the LiteLLM-format file at
-// path (an empty path returns DefaultCatalog).
+// path (an empty path returns DefaultCatalog; a leading UTF-8 byte order mark is skipped).
 func LoadCatalog(path string) (*Catalog, error) {
 	if path == "" {
 		return DefaultCatalog(), nil
@@ -442,7 +442,7 @@ func LoadCatalog(path string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("providers: reading price catalogue override: %w", err)
 	}
-	o, err := ParseCatalog(b)
+	o, err := ParseCatalog(bytes.TrimPrefix(b, utf8BOM))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -512,13 +512,18 @@ func awsFromEnv(getenv func(string) string, region, idEnv, secretEnv, tokenEnv, 
 
 var providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
-// LoadConfig reads and validates a provider configuration file.
+// utf8BOM is the byte order mark Windows editors (Notepad, PowerShell's Out-File) put at
+// the start of a UTF-8 file; the files loaded here skip it, as JSON itself has none.
+var utf8BOM = []byte("\ufeff")
+
+// LoadConfig reads and validates a provider configuration file (a leading UTF-8 byte order
+// mark skipped).
 func LoadConfig(path string) (*FileConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("providers: reading config: %w", err)
 	}
-	return ParseConfig(b)
+	return ParseConfig(bytes.TrimPrefix(b, utf8BOM))
 }
 
 // ParseConfig parses and validates a provider configuration document.
