@@ -1,8 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -64,6 +66,12 @@ func decodeExact(body []byte, v any, status int) error {
 					field += "." + ve.Field
 				}
 				return fieldInvalid(status, field, "%s", (&validation.Error{Field: field, Message: ve.Message}).Error())
+			}
+			// A scalar type's own UnmarshalJSON refusing the kind of value sent (the
+			// optimizer's bounded numbers): worded as the decoder's own type errors.
+			var ute *json.UnmarshalTypeError
+			if errors.As(se.Err, &ute) && ute.Field == "" && ute.Type != nil && path != "" && isScalarKind(ute.Type.Kind()) {
+				return fieldInvalid(status, path, "field %q must be %s, got %s", path, jsonTypeName(ute.Type.Kind().String()), ute.Value)
 			}
 			return decodeError(se.Err, status)
 		case path == "":
@@ -181,4 +189,9 @@ func kindName(k jsontext.Kind) string {
 		return "null"
 	}
 	return "a value of another type"
+}
+
+// isScalarKind reports whether k is a JSON scalar's Go kind: a boolean, a number or a string.
+func isScalarKind(k reflect.Kind) bool {
+	return k == reflect.Bool || k == reflect.String || (k >= reflect.Int && k <= reflect.Float64)
 }

@@ -11,17 +11,18 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/invopop/jsonschema"
 
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/store"
-	"github.com/switchyard-ai/switchyard/validation"
 )
 
 // optimizeRequest is the body of POST /api/v1/optimize (the spec's submit body).
@@ -57,34 +58,16 @@ var optimizationJobErrors = map[int]string{
 	http.StatusUnprocessableEntity: "job_id missing",
 }
 
-// UnmarshalJSON implements json.Unmarshaler: any JSON number, a *validation.Error for
-// anything else.
+// UnmarshalJSON implements json.Unmarshaler: any JSON number; anything else is a
+// *json.UnmarshalTypeError for an integer, which the decoder words as it does every
+// field's wrong type (`field "n_iterations" must be an integer, got string`).
 func (n *specNumber) UnmarshalJSON(b []byte) error {
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return &validation.Error{Message: "must be a number, got " + jsonKindOf(b)}
+		return &json.UnmarshalTypeError{Value: kindName(jsontext.Value(b).Kind()), Type: reflect.TypeFor[int]()}
 	}
 	*n = specNumber(f)
 	return nil
-}
-
-// jsonKindOf names the kind of a JSON value from its first byte.
-func jsonKindOf(b []byte) string {
-	switch {
-	case len(b) == 0:
-		return "nothing"
-	case b[0] == '"':
-		return "string"
-	case b[0] == '{':
-		return "object"
-	case b[0] == '[':
-		return "array"
-	case b[0] == 't' || b[0] == 'f':
-		return "boolean"
-	case b[0] == 'n':
-		return "null"
-	}
-	return "a value"
 }
 
 // JSONSchemaExtend documents the bounded numbers as the integers they must be.

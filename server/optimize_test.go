@@ -300,7 +300,16 @@ func TestOptimizeSubmitValidation(t *testing.T) {
 		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"sandbox_timeout_seconds":-1e400}`, "sandbox_timeout_seconds must be 60-1800"},
 		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"llm_call_timeout_seconds":1e-400}`, "llm_call_timeout_seconds must be 30-600"},
 		{`{"target_models":["a/b"],"n_iterations":1e400}`, "agentopt requires input_url"},
-		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":"10"}`, "n_iterations: must be a number, got string"},
+		// A wrong type is worded as every field's of the server: the field, the type it
+		// must be, the one sent.
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"n_iterations":"10"}`, `field "n_iterations" must be an integer, got string`},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"overall_timeout_seconds":true}`, `field "overall_timeout_seconds" must be an integer, got bool`},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"llm_call_timeout_seconds":[30]}`, `field "llm_call_timeout_seconds" must be an integer, got array`},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b"],"sandbox_timeout_seconds":{}}`, `field "sandbox_timeout_seconds" must be an integer, got object`},
+		{`{"input_url":"https://x.example/b.zip","target_models":"a/b"}`, `field "target_models" must be an array, got string`},
+		{`{"input_url":"https://x.example/b.zip","target_models":["a/b",7]}`, `field "target_models[1]" must be a string, got number`},
+		{`{"input_url":7,"target_models":["a/b"]}`, `field "input_url" must be a string, got number`},
+		{`{"optimizer":1,"input_url":"https://x.example/b.zip","target_models":["a/b"]}`, `field "optimizer" must be a string, got number`},
 	}
 	for _, c := range cases {
 		r := e.call(t, "POST", "/api/v1/optimize", testKey, c.body)
