@@ -166,7 +166,13 @@ type OptimizationResult struct {
 	OriginalTestScore *float64 `json:"original_test_score,omitempty"`
 	IterationsRun     int      `json:"iterations_run"`
 	IterationsKept    int      `json:"iterations_kept"`
-	AgentCodeURL      string   `json:"agent_code_url"`
+	// TrainRows and TestRows count the rows of the train split and of the held-out split
+	// the test scores are measured on; Seed drew the split (0 and nil for jobs run before
+	// servers reported them).
+	TrainRows    int     `json:"train_rows,omitempty"`
+	TestRows     int     `json:"test_rows,omitempty"`
+	Seed         *uint64 `json:"seed,omitempty"`
+	AgentCodeURL string  `json:"agent_code_url"`
 	// Complete is false when the job ended before this model's loop did.
 	Complete bool `json:"complete"`
 	// Tokens and CostUSD total the task-model and proposer usage.

@@ -201,6 +201,14 @@ type ModelResult struct {
 	OriginalTestScore *float64 `json:"original_test_score" jsonschema:"nullable,description=original agent's mean score on the held-out split; null like test_score"`
 	IterationsRun     int      `json:"iterations_run"`
 	IterationsKept    int      `json:"iterations_kept"`
+	// TrainRows and TestRows count the dataset's rows in the train split (DSPy's trainset:
+	// the baseline, the minibatches and the acceptance rule) and in the held-out split the
+	// test scores are measured on (DSPy's valset); Seed drew that split and the minibatches,
+	// so the same dataset and seed give the same split. Absent in results of jobs run before
+	// they were recorded.
+	TrainRows int     `json:"train_rows,omitempty" jsonschema:"description=rows of the train split (the baseline, minibatches and acceptance rule use them)"`
+	TestRows  int     `json:"test_rows,omitempty" jsonschema:"description=rows of the held-out split test_score and original_test_score are measured on"`
+	Seed      *uint64 `json:"seed,omitempty" jsonschema:"description=seed of the train/held-out split and of the minibatch draws"`
 	// AgentCodeURL serves the best agent.py (public, unguessable URL).
 	AgentCodeURL string `json:"agent_code_url,omitempty"`
 	// Complete is false when the job ended (timeout, cancel) before this model's loop did.

@@ -174,6 +174,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	j.Results = append(j.Results, storedRes{ModelResult: ModelResult{
 		Model: model, Optimizer: j.Optimizer, ProposerPrompt: s.proposerPromptVersion(),
 		OriginalPrompt: b.Agent.Prompt(), OptimizedPrompt: b.Agent.Prompt(),
+		TrainRows: len(train), TestRows: len(test), Seed: &s.seed,
 		History: []Iteration{},
 	}})
 	res := &j.Results[len(j.Results)-1]

@@ -129,6 +129,9 @@ func TestOptimizeCommand(t *testing.T) {
 	for _, want := range []string{
 		"openai/gpt-4o-mini (agentopt)",
 		"train score  0.000 → 1.000",
+		// The split's sizes and seed: 20 rows, 70/30, the default seed.
+		"baseline → best, 14 rows)",
+		"held-out 6 rows, seed 42)",
 		"2 kept of 4 run",
 		"/api/v1/artifacts/",
 		"score per iteration",

@@ -98,16 +98,24 @@ func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *c
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		trainRows, heldOut := "", "held-out 30%"
+		if r.TrainRows > 0 && r.TestRows > 0 {
+			trainRows = fmt.Sprintf(", %d rows", r.TrainRows)
+			heldOut = fmt.Sprintf("held-out %d rows", r.TestRows)
+			if r.Seed != nil {
+				heldOut += fmt.Sprintf(", seed %d", *r.Seed)
+			}
+		}
 		if r.BaselineScore != nil && r.TrainScore != nil {
-			fmt.Fprintf(tw, "  train score\t%.3f → %.3f  (%s, baseline → best)\n", *r.BaselineScore, *r.TrainScore, signed(*r.TrainScore-*r.BaselineScore))
+			fmt.Fprintf(tw, "  train score\t%.3f → %.3f  (%s, baseline → best%s)\n", *r.BaselineScore, *r.TrainScore, signed(*r.TrainScore-*r.BaselineScore), trainRows)
 		} else {
 			fmt.Fprintf(tw, "  train score\tnot measured (the job ended before its baseline)\n")
 		}
 		switch {
 		case r.TestScore != nil && r.OriginalTestScore != nil:
-			fmt.Fprintf(tw, "  test score\t%.3f → %.3f  (%s, held-out 30%%)\n", *r.OriginalTestScore, *r.TestScore, signed(*r.TestScore-*r.OriginalTestScore))
+			fmt.Fprintf(tw, "  test score\t%.3f → %.3f  (%s, %s)\n", *r.OriginalTestScore, *r.TestScore, signed(*r.TestScore-*r.OriginalTestScore), heldOut)
 		case r.TestScore != nil:
-			fmt.Fprintf(tw, "  test score\t%.3f  (held-out 30%%)\n", *r.TestScore)
+			fmt.Fprintf(tw, "  test score\t%.3f  (%s)\n", *r.TestScore, heldOut)
 		default:
 			fmt.Fprintf(tw, "  test score\t-  (not scored)\n")
 		}
