@@ -206,7 +206,7 @@ type ModelResult struct {
 	// test scores are measured on (DSPy's valset); Seed drew that split and the minibatches,
 	// so the same dataset and seed give the same split. Absent in results of jobs run before
 	// they were recorded.
-	TrainRows int     `json:"train_rows,omitempty" jsonschema:"description=rows of the train split (the baseline, minibatches and acceptance rule use them)"`
+	TrainRows int     `json:"train_rows,omitempty" jsonschema:"description=rows of the train split (the baseline\\, minibatches and acceptance rule use them)"`
 	TestRows  int     `json:"test_rows,omitempty" jsonschema:"description=rows of the held-out split test_score and original_test_score are measured on"`
 	Seed      *uint64 `json:"seed,omitempty" jsonschema:"description=seed of the train/held-out split and of the minibatch draws"`
 	// AgentCodeURL serves the best agent.py (public, unguessable URL).
