@@ -18,7 +18,8 @@ var (
 	// ErrNotFinished means results were asked for a job that is still queued or running;
 	// the error is a *NotFinishedError carrying the status.
 	ErrNotFinished = errors.New("optimizer: job not finished")
-	// ErrFinished means a cancel was asked for a job that already ended.
+	// ErrFinished means a cancel was asked for a job that already ended; the error is a
+	// *FinishedError carrying the status.
 	ErrFinished = errors.New("optimizer: job already finished")
 	// ErrQueueFull means too many jobs are waiting; retry later.
 	ErrQueueFull = errors.New("optimizer: too many queued jobs")
@@ -78,6 +79,21 @@ func (e *NotFinishedError) Error() string {
 
 // Is reports whether target is ErrNotFinished.
 func (e *NotFinishedError) Is(target error) bool { return target == ErrNotFinished }
+
+// FinishedError is Cancel's answer for a job that has already ended. It matches
+// ErrFinished.
+type FinishedError struct {
+	JobID  string
+	Status Status
+}
+
+// Error implements error.
+func (e *FinishedError) Error() string {
+	return fmt.Sprintf("optimization job %s has already ended (%s); only a queued or running job can be cancelled", e.JobID, e.Status)
+}
+
+// Is reports whether target is ErrFinished.
+func (e *FinishedError) Is(target error) bool { return target == ErrFinished }
 
 // JobLimitError is Submit's answer to an owner who already has Limit jobs queued or
 // running ([jobqueue.LimitError]). The ones this package returns match ErrTooManyJobs.

@@ -711,7 +711,7 @@ func (s *Service) cancelJob(ctx context.Context, owner, id string) (st *JobStatu
 		}
 		if claimed { // a worker of another process started it meanwhile
 			if j.Status != StatusRunning {
-				return nil, nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
+				return nil, nil, &FinishedError{JobID: id, Status: j.Status}
 			}
 			if err := s.cancelElsewhere(ctx, j); err != nil {
 				return nil, nil, err
@@ -737,7 +737,7 @@ func (s *Service) cancelJob(ctx context.Context, owner, id string) (st *JobStatu
 			}
 		}
 	default:
-		return nil, nil, fmt.Errorf("%w: job %s is %s", ErrFinished, id, j.Status)
+		return nil, nil, &FinishedError{JobID: id, Status: j.Status}
 	}
 	now := j.status()
 	return &now, done, nil

@@ -256,6 +256,7 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 func optimizerError(err error) *APIError {
 	var ve *optimizer.ValidationError
 	var nf *optimizer.NotFinishedError
+	var fe *optimizer.FinishedError
 	switch {
 	case errors.Is(err, optimizer.ErrInvalid) && errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Message)
@@ -265,6 +266,10 @@ func optimizerError(err error) *APIError {
 		return e
 	case errors.Is(err, optimizer.ErrNotFound):
 		return NotFound("%s", userMessage(err))
+	case errors.As(err, &fe):
+		e := Errorf(http.StatusConflict, KindConflict, "%s", userMessage(fe))
+		e.Extra = map[string]any{"status": fe.Status, "job_id": fe.JobID}
+		return e
 	case errors.Is(err, optimizer.ErrFinished):
 		return Errorf(http.StatusConflict, KindConflict, "%s", userMessage(err))
 	case errors.Is(err, optimizer.ErrStillRunning):

@@ -363,7 +363,13 @@ func TestOptimizeSubmitValidation(t *testing.T) {
 	if r := e.call(t, "GET", "/api/v1/optimize/results?job_id="+id, testKey, ""); r.status != 200 || r.body["status"] != "interrupted" {
 		t.Errorf("results after cancel: %d %s", r.status, r.raw)
 	}
-	wantError(t, e.call(t, "POST", "/api/v1/optimize/cancel?job_id="+id, testKey, ""), 409, KindConflict, "already finished")
+	// Worded as the results' 409 (it read "job already finished: job opt_… is interrupted"),
+	// with the job's status in the body.
+	again := e.call(t, "POST", "/api/v1/optimize/cancel?job_id="+id, testKey, "")
+	wantError(t, again, 409, KindConflict, "optimization job "+id+" has already ended (interrupted); only a queued or running job can be cancelled")
+	if again.body["status"] != "interrupted" || again.body["job_id"] != id {
+		t.Errorf("second cancel's body lacks the job's status: %s", again.raw)
+	}
 	// The routes are in the OpenAPI document.
 	doc := e.call(t, "GET", "/api/v1/openapi.json", "", "")
 	for _, p := range []string{"/api/v1/optimize", "/api/v1/optimize/status", "/api/v1/optimize/results", "/api/v1/optimize/cancel", "/api/v1/artifacts/{token}/agent.py"} {
