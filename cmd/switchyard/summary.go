@@ -116,6 +116,9 @@ func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *c
 			fmt.Fprintf(tw, "  test score\t%.3f → %.3f  (%s, %s)\n", *r.OriginalTestScore, *r.TestScore, signed(*r.TestScore-*r.OriginalTestScore), heldOut)
 		case r.TestScore != nil:
 			fmt.Fprintf(tw, "  test score\t%.3f  (%s)\n", *r.TestScore, heldOut)
+		case !r.Complete:
+			// A cancel (or a crash after one) stops before the held-out runs.
+			fmt.Fprintf(tw, "  test score\t-  (not scored: the job stopped before the held-out split was run; the train score is the best so far)\n")
 		default:
 			fmt.Fprintf(tw, "  test score\t-  (not scored)\n")
 		}

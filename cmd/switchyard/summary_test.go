@@ -24,3 +24,18 @@ func TestScoreChartShowsUnconfirmedIterations(t *testing.T) {
 		t.Errorf("chart:\n%s", b.String())
 	}
 }
+
+// TestSummarySaysWhyTheTestScoreIsMissing: a cancelled job's summary printed "test score
+// -  (not scored)" with no reason, which read as a failure of the held-out runs; it now
+// says the job stopped before them.
+func TestSummarySaysWhyTheTestScoreIsMissing(t *testing.T) {
+	zero, one := 0.0, 1.0
+	var b strings.Builder
+	writeOptimizationSummary(&b, nil, &client.OptimizationResults{JobID: "opt_x", Status: "interrupted",
+		ErrorMessage: "cancelled by the caller (stopped at iteration 1 of 10 for a/b); the best result so far is kept",
+		Results: []client.OptimizationResult{{Model: "a/b", Optimizer: "agentopt", BaselineScore: &zero, TrainScore: &one,
+			IterationsRun: 1, IterationsKept: 1, TrainRows: 21, TestRows: 9}}})
+	if !strings.Contains(b.String(), "not scored: the job stopped before the held-out split was run") {
+		t.Errorf("summary:\n%s", b.String())
+	}
+}
