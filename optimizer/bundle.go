@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -252,7 +253,7 @@ func parseDataset(data []byte) ([]sandbox.Row, error) {
 			v, ok := obj[field]
 			var s string
 			if !ok {
-				return nil, bundleErr("dataset.json", "row %d has no %q%s", i, field, rowKeys(obj))
+				return nil, bundleErr("dataset.json", "row %d has no %q%s", i, field, rowKeys(obj, field))
 			}
 			if err := json.Unmarshal(v, &s); err != nil {
 				return nil, bundleErr("dataset.json", "row %d: %q must be a string", i, field)
@@ -268,9 +269,10 @@ func parseDataset(data []byte) ([]sandbox.Row, error) {
 }
 
 // rowKeys says which keys a dataset row has, for the error of one without "input" or
-// "answer": a DSPy example's question or a trainset's output shows at once (the first few,
-// sorted; "" for an empty row).
-func rowKeys(obj map[string]json.RawMessage) string {
+// "answer" (missing): a DSPy example's question or a trainset's output shows at once (the
+// first few, sorted; "" for an empty row). When the row has one usual name for the missing
+// field (DSPy's question, output, ...), the hint names that key.
+func rowKeys(obj map[string]json.RawMessage, missing string) string {
 	if len(obj) == 0 {
 		return " (the row is empty)"
 	}
@@ -282,7 +284,24 @@ func rowKeys(obj map[string]json.RawMessage) string {
 	for i, k := range keys {
 		keys[i] = strconv.Quote(truncateKey(k))
 	}
-	return " (its keys: " + strings.Join(keys, ", ") + more + "; rename them to input and answer)"
+	hint := "rename them to input and answer"
+	var found []string
+	for _, alias := range datasetAliases[missing] {
+		if _, ok := obj[alias]; ok {
+			found = append(found, alias)
+		}
+	}
+	if len(found) == 1 {
+		hint = fmt.Sprintf("rename %q to %q", found[0], missing)
+	}
+	return " (its keys: " + strings.Join(keys, ", ") + more + "; " + hint + ")"
+}
+
+// datasetAliases are the usual names of a row's input and answer in DSPy examples and other
+// trainsets, for rowKeys' hint.
+var datasetAliases = map[string][]string{
+	"input":  {"question", "query", "prompt", "text", "inputs", "input_text", "instruction"},
+	"answer": {"output", "label", "response", "target", "expected", "completion", "outputs", "gold"},
 }
 
 // truncateKey shortens a key named in an error to 40 bytes.
