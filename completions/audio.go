@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -307,7 +308,8 @@ func (g *Gateway) opPlan(scope Scope, asked string, tags []string, targets []tar
 // validates req, checks the caller's budget and calls the model, retrying it (and, for a
 // model group, its other members in order) as chat completions are retried, with the same
 // circuit breakers; it never falls back to another model on its own. The answer is the
-// upstream's body and Content-Type, unchanged; its usage, priced from the catalogue, is
+// upstream's body and Content-Type, unchanged (a text answer, asked of the upstream as
+// JSON to learn its usage, is that JSON's text); its usage, priced from the catalogue, is
 // billed to the scope's budget and recorded in the ledger and by the observer (operation
 // "transcription" or "translation"). Errors: *ValidationError (ErrInvalid),
 // ErrModelNotAllowed, ErrBudgetExceeded, *AllFailedError, or the context's error.
@@ -333,16 +335,12 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	if err != nil {
 		return nil, err
 	}
-	// A key with a USD bound is charged by the audio's length, which only the JSON answers
-	// report: text, srt and vtt are refused for it, and a JSON answer is asked of the
-	// providers other than OpenAI (whose plain json reports no length) as verbose_json.
+	// A transcription is billed by the audio's length or its tokens, which only the JSON
+	// answers report. A text answer is asked as JSON (verbose_json of the providers other
+	// than OpenAI, whose plain json reports no length) and answered as its text; an srt or
+	// vtt answer is measured by the uploaded WAV file's header or, as LiteLLM does, by its
+	// last cue's end. A key with a USD bound has its json asked as verbose_json too.
 	usdBound := scope.Budget != nil && scope.Budget.costBound()
-	if usdBound {
-		switch preq.ResponseFormat {
-		case "text", "srt", "vtt":
-			return nil, invalid("response_format", "%s answers do not say how long the audio was, so a key with a USD budget cannot be charged for them: ask json or verbose_json", preq.ResponseFormat)
-		}
-	}
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
 			return nil, err
@@ -355,16 +353,27 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	used, begin, err := g.callAttempts(ctx, p, "no transcription", func(_, actx context.Context, t target, _ time.Time) error {
 		r := *preq
 		r.Model = t.model
-		plain := usdBound && (r.ResponseFormat == "" || r.ResponseFormat == "json") && t.provider != "openai"
-		if plain {
+		asked := r.ResponseFormat
+		plain := usdBound && (asked == "" || asked == "json") && t.provider != "openai"
+		switch {
+		case plain, asked == "text" && t.provider != "openai":
 			r.ResponseFormat = "verbose_json"
+		case asked == "text":
+			r.ResponseFormat = "json"
 		}
 		res, err := t.p.(providers.Transcriber).Transcribe(actx, &r)
 		if err != nil {
 			return err
 		}
-		if plain {
+		switch {
+		case plain:
 			res.Body = plainTranscription(res.Body)
+		case asked == "text":
+			if text, ok := textTranscription(res.Body); ok {
+				res.Body, res.ContentType = text, "text/plain; charset=utf-8"
+			}
+		case (asked == "srt" || asked == "vtt") && res.Usage.Seconds == 0 && res.Usage.InputTokens+res.Usage.OutputTokens == 0:
+			res.Usage.Seconds = cmp.Or(wavSeconds(r.File), cueSeconds(res.Body))
 		}
 		out = res
 		return nil

@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -154,15 +155,15 @@ func TestTranscribeAnswersBilledAndRecorded(t *testing.T) {
 		t.Errorf("paths %v", h.openai.paths)
 	}
 
-	// A translation, in text: its own path and operation; a text answer has no usage, so
-	// its price is unknown (nothing is guessed, nothing charged).
+	// A translation, in text: its own path and operation; the text is asked as json, so its
+	// minute is priced and charged like the json answer's.
 	h.openai.script()
 	res, err = h.g.Transcribe(context.Background(), Scope{Owner: "k1", Budget: budget},
 		&TranscriptionRequest{Model: "openai/whisper-1", Translate: true, File: []byte("bonjour"), ResponseFormat: "text"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(res.Body) != "heard bonjour\n" || res.ContentType != "text/plain; charset=utf-8" || res.Costs.PriceKnown || res.Costs.Spent() != 0 {
+	if string(res.Body) != "heard bonjour\n" || res.ContentType != "text/plain; charset=utf-8" || !res.Costs.PriceKnown || math.Abs(res.Costs.Spent()-0.006) > 1e-12 {
 		t.Errorf("translation %q %q %+v", res.Body, res.ContentType, res.Costs)
 	}
 	if h.openai.paths[0] != "/v1/audio/translations" {
@@ -171,7 +172,7 @@ func TestTranscribeAnswersBilledAndRecorded(t *testing.T) {
 	if r := h.observed.take(t); r.Operation != OperationTranslation {
 		t.Errorf("observed %+v", r)
 	}
-	if used := budget.Used(context.Background()); used.Calls != 2 || math.Abs(used.CostUSD-0.006) > 1e-12 {
+	if used := budget.Used(context.Background()); used.Calls != 2 || math.Abs(used.CostUSD-0.012) > 1e-12 {
 		t.Errorf("budget used %+v", used)
 	}
 }
@@ -426,23 +427,13 @@ func TestSpeakRetriesOnlyBeforeTheFirstByte(t *testing.T) {
 	}
 }
 
-// A key with a USD bound is charged by the audio's length: text, srt and vtt (which do not
-// say it) are refused for it, and a json answer is asked of Groq as verbose_json and
-// answered as json, its minute charged.
+// A key with a USD bound is charged by the audio's length: a json answer is asked of Groq
+// as verbose_json and answered as json, its minute charged.
 func TestUSDBoundKeysTranscribeOnlyWhatTheyCanBeChargedFor(t *testing.T) {
 	h := newAudioHarness(t)
 	ctx := context.Background()
 	budget := NewBudget(BudgetLimits{MaxCostUSD: 1})
 	scope := Scope{Owner: "k1", Budget: budget}
-	for _, f := range []string{"text", "srt", "vtt"} {
-		var ve *ValidationError
-		if _, err := h.g.Transcribe(ctx, scope, &TranscriptionRequest{Model: "whisper-1", File: []byte("x"), ResponseFormat: f}); !errors.As(err, &ve) || ve.Field != "response_format" {
-			t.Errorf("%s for a USD-bound key: %v, want a validation error naming response_format", f, err)
-		}
-	}
-	if _, err := h.g.Transcribe(ctx, Scope{Owner: "k1"}, &TranscriptionRequest{Model: "whisper-1", File: []byte("x"), ResponseFormat: "text"}); err != nil {
-		t.Fatalf("text for a key without a USD bound: %v", err)
-	}
 	res, err := h.g.Transcribe(ctx, scope, &TranscriptionRequest{Model: "groq/whisper-large-v3", File: []byte("hi")})
 	if err != nil {
 		t.Fatal(err)
@@ -453,6 +444,95 @@ func TestUSDBoundKeysTranscribeOnlyWhatTheyCanBeChargedFor(t *testing.T) {
 	if used := budget.Used(ctx); used.CostUSD <= 0 || !res.Costs.PriceKnown {
 		t.Fatalf("Groq's minute charged $%v (price known %v)", used.CostUSD, res.Costs.PriceKnown)
 	}
+}
+
+// Text, srt and vtt answers, which do not say how long the audio was, are billed to a key
+// with a USD budget as LiteLLM bills them: text is asked of the upstream as json (Groq's
+// as verbose_json) and answered as its text, its minute charged; srt and vtt are measured
+// by the uploaded WAV file's header or, for another file, by the answer's last cue.
+func TestUSDBoundKeysAreChargedForTextSRTAndVTT(t *testing.T) {
+	h := newAudioHarness(t)
+	ctx := context.Background()
+	minute := 0.006 // whisper-1's price of a minute
+	for _, tc := range []struct {
+		model, asked string
+		api          *fakeAudioAPI
+		upstream     string
+	}{
+		{"whisper-1", "text", h.openai, "json"},
+		{"groq/whisper-large-v3", "text", h.groq, "verbose_json"},
+	} {
+		budget := NewBudget(BudgetLimits{MaxCostUSD: 1})
+		res, err := h.g.Transcribe(ctx, Scope{Owner: "k1", Budget: budget}, &TranscriptionRequest{Model: tc.model, File: []byte("hi"), ResponseFormat: tc.asked})
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.model, tc.asked, err)
+		}
+		if string(res.Body) != "heard hi\n" || res.ContentType != "text/plain; charset=utf-8" || tc.api.formats[len(tc.api.formats)-1] != tc.upstream {
+			t.Errorf("%s: answered %q (%s) after asking %v", tc.model, res.Body, res.ContentType, tc.api.formats)
+		}
+		if used := budget.Used(ctx); used.CostUSD <= 0 || !res.Costs.PriceKnown {
+			t.Errorf("%s: charged $%v (price known %v)", tc.model, used.CostUSD, res.Costs.PriceKnown)
+		}
+	}
+	if got := h.openai.formats[0]; got != "json" {
+		t.Fatalf("text asked of OpenAI as %q", got)
+	}
+
+	// A 30-second WAV file (8 kHz, 16-bit mono: 16,000 bytes a second) and a file whose
+	// length only the answer's last cue (00:00:45.500) tells.
+	wav := wavFile(8000, 30)
+	srt := "1\n00:00:00,000 --> 00:00:02,000\nhello\n\n2\n00:00:40,000 --> 00:00:45,500\nbye\n"
+	vtt := "WEBVTT\n\n00:40.000 --> 00:45.500\nbye\n"
+	for _, tc := range []struct {
+		what, format, answer string
+		file                 []byte
+		seconds              float64
+	}{
+		{"srt of a WAV file", "srt", srt, wav, 30},
+		{"srt of another file", "srt", srt, []byte("ID3"), 45.5},
+		{"vtt of another file", "vtt", vtt, []byte("ID3"), 45.5},
+	} {
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, tc.answer)
+		}))
+		env := map[string]string{"OPENAI_API_KEY": "sk", "OPENAI_BASE_URL": up.URL + "/v1"}
+		g, err := New(Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Prices: providers.DefaultCatalog()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		budget := NewBudget(BudgetLimits{MaxCostUSD: 1})
+		res, err := g.Transcribe(ctx, Scope{Owner: "k1", Budget: budget}, &TranscriptionRequest{Model: "whisper-1", File: tc.file, Filename: "a.wav", ResponseFormat: tc.format})
+		up.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		if string(res.Body) != tc.answer || res.Usage.Seconds != tc.seconds || !res.Costs.PriceKnown {
+			t.Errorf("%s: answered %q, %v seconds (price known %v), want %v", tc.what, res.Body, res.Usage.Seconds, res.Costs.PriceKnown, tc.seconds)
+		}
+		if want := tc.seconds / 60 * minute; math.Abs(budget.Used(ctx).CostUSD-want) > 1e-9 {
+			t.Errorf("%s: charged $%v, want $%v", tc.what, budget.Used(ctx).CostUSD, want)
+		}
+	}
+}
+
+// wavFile is a silent 16-bit mono PCM WAV file of the given rate and length.
+func wavFile(rate, seconds int) []byte {
+	data := rate * 2 * seconds
+	b := make([]byte, 44+data)
+	copy(b, "RIFF")
+	binary.LittleEndian.PutUint32(b[4:], uint32(36+data))
+	copy(b[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(b[16:], 16)
+	binary.LittleEndian.PutUint16(b[20:], 1) // PCM
+	binary.LittleEndian.PutUint16(b[22:], 1) // mono
+	binary.LittleEndian.PutUint32(b[24:], uint32(rate))
+	binary.LittleEndian.PutUint32(b[28:], uint32(rate*2))
+	binary.LittleEndian.PutUint16(b[32:], 2)
+	binary.LittleEndian.PutUint16(b[34:], 16)
+	copy(b[36:], "data")
+	binary.LittleEndian.PutUint32(b[40:], uint32(data))
+	return b
 }
 
 func TestAudioRequestsCarryTags(t *testing.T) {
