@@ -54,6 +54,8 @@ func commands() []command {
 		{"cache", "take your answers out of the server's response cache: purge all (or --namespace NS), or delete KEY...", runCache},
 		{"litellm-config", "check a LiteLLM proxy config.yaml: print the providers, model groups, settings and warnings serve --litellm-config would take from it", runLiteLLMConfig},
 		{"select", "pick a model for a conversation (JSON request on stdin or --file)", runSelectStdin},
+		{"preferences", "create, list, show, rename or delete the preferences (pref_...) that personalize model selection from feedback", runPreferences},
+		{"feedback", "thumbs up or down on a candidate of a model selection session (SESSION CANDIDATE up|down)", runFeedback},
 	}
 }
 

@@ -79,6 +79,9 @@ func writeSelection(w io.Writer, res *client.ModelSelectResponse) {
 		fmt.Fprintf(tw, "%d\t%s\t%.3f\t%s\n", p.Rank, p.Label(), p.Score, p.ScoreSource)
 	}
 	tw.Flush()
+	if res.SessionID != "" {
+		fmt.Fprintf(w, "\nRate the answer with: switchyard feedback %s %s up|down\n", res.SessionID, res.LLMLabel)
+	}
 }
 
 // writeOptimizationSummary prints, per target model: baseline → best on train and test,
