@@ -43,13 +43,15 @@ type Timing struct {
 
 // TrainingConfig describes how a router was trained.
 type TrainingConfig struct {
-	Timing         Timing   `json:"timing"`
-	EmbeddingModel string   `json:"embedding_model,omitempty"`
-	Rows           int      `json:"rows"`
-	SkippedRows    int      `json:"skipped_rows"`
-	TrainRows      int      `json:"train_rows,omitempty"`
-	HoldoutRows    int      `json:"holdout_rows,omitempty"`
-	Classes        []string `json:"classes,omitempty"`
+	Timing         Timing `json:"timing"`
+	EmbeddingModel string `json:"embedding_model,omitempty"`
+	Rows           int    `json:"rows"`
+	// SkippedRows counts the rows with no correct model: not counted toward the 10 usable
+	// rows a job needs, yet trained on (every model counts as wrong there).
+	SkippedRows int      `json:"skipped_rows"`
+	TrainRows   int      `json:"train_rows,omitempty"`
+	HoldoutRows int      `json:"holdout_rows,omitempty"`
+	Classes     []string `json:"classes,omitempty"`
 }
 
 // TrainingStatus is the state of a training job.

@@ -49,7 +49,9 @@ type TrainingConfig struct {
 	Timing Timing `json:"timing"`
 	// EmbeddingModel names the embedder.
 	EmbeddingModel string `json:"embedding_model,omitempty"`
-	// Rows is the number of records read from all files; SkippedRows had no correct model.
+	// Rows is the number of records read from all files; SkippedRows had no correct model:
+	// they are not among the MinRows usable rows a job needs, but the router still learns
+	// from them (every model counts as wrong there).
 	Rows        int `json:"rows"`
 	SkippedRows int `json:"skipped_rows"`
 	// TrainRows and HoldoutRows are the sizes of the evaluation split.

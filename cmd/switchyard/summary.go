@@ -22,7 +22,9 @@ func writeRouterSummary(w io.Writer, st *client.TrainingStatus, m *client.Router
 	if tc := st.TrainingConfig; tc != nil {
 		rows := fmt.Sprintf("%d", tc.Rows)
 		if tc.SkippedRows > 0 {
-			rows += fmt.Sprintf(" (%d skipped: no correct model)", tc.SkippedRows)
+			// Not skipped, whatever the field's name: the router learns from them that no
+			// model answers such prompts (they only do not count toward the 10 rows a job needs).
+			rows += fmt.Sprintf(" (%d with no correct model, learned as prompts no model answers)", tc.SkippedRows)
 		}
 		fmt.Fprintf(tw, "Rows\t%s\n", rows)
 		fmt.Fprintf(tw, "Time\t%.1f s total (embedding %.1f s, training %.1f s)\n",
