@@ -242,7 +242,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		}
 	}
 	if answered != "" {
-		v[lModel] = m.modelLabel(l.name(answered), ok)
+		v[lModel] = m.modelLabelAs(l.name(answered), answered, ok)
 		v[lModelID] = l.deploymentID(answeredGroup, answered)
 	}
 	if v[lRequested] == otherLabel || v[lModel] == otherLabel {
@@ -291,7 +291,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		if a.Started.IsZero() && a.Outcome != completions.OutcomeOK {
 			continue // skipped without a call (its breaker open, its limit reached)
 		}
-		v[lLiteLLMModel] = m.modelLabel(l.name(a.Model), a.Outcome == completions.OutcomeOK)
+		v[lLiteLLMModel] = m.modelLabelAs(l.name(a.Model), a.Model, a.Outcome == completions.OutcomeOK)
 		v[lModelID] = otherLabel
 		if v[lLiteLLMModel] != otherLabel {
 			v[lModelID] = l.deploymentID(askedBy(r, a), a.Model)

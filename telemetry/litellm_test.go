@@ -230,3 +230,39 @@ func TestLiteLLMBudgetGaugesPeriodEnded(t *testing.T) {
 		t.Errorf("budget gauges %v, want the six of the key and the team", got)
 	}
 }
+
+// TestLiteLLMConfiguredDeploymentFailingIsNamed: a --litellm-config deployment with an
+// api_base of its own (the gateway's member "openai-smart/gpt-fail", LiteLLM's name
+// "openai/gpt-fail") that fails before it ever answered is reported under its LiteLLM name
+// in litellm_deployment_state and litellm_deployment_failure_responses_total: it is a
+// configured model, not a made-up one to read "other" (its outage was invisible).
+func TestLiteLLMConfiguredDeploymentFailingIsNamed(t *testing.T) {
+	m := New(Options{})
+	m.EnableLiteLLM(LiteLLMOptions{Models: map[string]string{"openai-smart/gpt-fail": "openai/gpt-fail"}})
+	m.AdmitModels(func(model string) bool { return model == "openai-smart/gpt-fail" || model == "smart" })
+	fail := &providers.Error{Provider: "openai-smart", Model: "gpt-fail", StatusCode: 500, Message: "boom"}
+	m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestFailed, ModelGroup: "smart", Provider: "openai-smart", Err: fail,
+		Attempts: []completions.Attempt{{Model: "openai-smart/gpt-fail", Outcome: completions.OutcomeError, Err: fail, Started: time.Now()}}})
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, f := range families {
+		switch f.GetName() {
+		case "litellm_deployment_state", "litellm_deployment_failure_responses_total":
+			for _, s := range f.GetMetric() {
+				for _, p := range s.GetLabel() {
+					if p.GetName() == "litellm_model_name" {
+						seen[f.GetName()] += p.GetValue() + " "
+					}
+				}
+			}
+		}
+	}
+	for _, name := range []string{"litellm_deployment_state", "litellm_deployment_failure_responses_total"} {
+		if seen[name] != "openai/gpt-fail " {
+			t.Errorf("%s: litellm_model_name %q, want openai/gpt-fail", name, seen[name])
+		}
+	}
+}

@@ -218,9 +218,17 @@ func (m *Metrics) AdmitModels(known func(model string) bool) {
 
 // modelLabel is model's label value; answered says it answered a request.
 func (m *Metrics) modelLabel(model string, answered bool) string {
+	return m.modelLabelAs(model, model, answered)
+}
+
+// modelLabelAs is the label value label of the gateway's model (its own name, which
+// AdmitModels' function knows: a --litellm-config deployment's member
+// "openai-smart/gpt-4o" labelled as LiteLLM names it, "openai/gpt-4o"); answered says it
+// answered a request.
+func (m *Metrics) modelLabelAs(label, model string, answered bool) string {
 	known := m.knownModel.Load()
 	if answered || known == nil || *known == nil {
-		return m.models.value(model, nil)
+		return m.models.value(label, nil)
 	}
-	return m.models.value(model, func() bool { return (*known)(model) })
+	return m.models.value(label, func() bool { return (*known)(model) })
 }
