@@ -102,7 +102,12 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	// connections per host, which under load reopens connections to a provider constantly.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConnsPerHost = 128
-	popts := providers.Options{Logger: w.log, HTTPClient: &http.Client{Transport: transport}}
+	var upstream http.RoundTripper = transport
+	if w.obs != nil {
+		// With tracing on, each upstream call is a client span and carries its traceparent.
+		upstream = w.obs.tracing.Transport(transport)
+	}
+	popts := providers.Options{Logger: w.log, HTTPClient: &http.Client{Transport: upstream}}
 	w.popts = popts
 	// The file is read once: for the registry, and for naming its providers without a key.
 	var fc *providers.FileConfig
