@@ -808,7 +808,13 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 		if status == 0 {
 			status = http.StatusOK
 		}
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		level := slog.LevelInfo
+		if status < 400 && isProbe(r) {
+			// Load balancers and Prometheus ask every few seconds: their successful
+			// answers would bury the traffic's lines (a failing one stays visible).
+			level = slog.LevelDebug
+		}
+		s.log.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method),
 			slog.String("path", LogPath(r.URL.Path)),
 			slog.String("remote", s.clientAddr(r)),
@@ -818,6 +824,19 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 			slog.String("request_id", rid),
 		)
 	})
+}
+
+// isProbe reports whether r is a health probe or a metrics scrape: GET /healthz,
+// /health/liveliness, /health/liveness, /health/readiness or /metrics.
+func isProbe(r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	switch r.URL.Path {
+	case "/healthz", "/health/liveliness", "/health/liveness", "/health/readiness", "/metrics":
+		return true
+	}
+	return false
 }
 
 // withRecover answers a panic with a 500 that does not leak internals.

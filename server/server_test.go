@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -274,6 +275,33 @@ func TestAccessLogHasNoSecrets(t *testing.T) {
 		if strings.Contains(buf.String(), secret) {
 			t.Fatalf("log contains %q: %s", secret, buf.String())
 		}
+	}
+}
+
+// TestAccessLogQuietProbes: at the default level the access log leaves out the health
+// probes and metrics scrapes that succeed (a load balancer's and Prometheus's, every few
+// seconds), keeps the other requests, and keeps a probe that failed (a draining server).
+func TestAccessLogQuietProbes(t *testing.T) {
+	var buf bytes.Buffer
+	s := testServer(t, Config{}, &buf)
+	buf.Reset()
+	for _, path := range []string{"/healthz", "/health/liveliness", "/health/readiness"} {
+		do(t, s, "GET", path, "", "")
+	}
+	do(t, s, "POST", "/api/v1/test/echo", testKey, `{"name":"x"}`)
+	s.Drain()
+	do(t, s, "GET", "/healthz", "", "")
+	var paths []string
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var l struct {
+			Path   string
+			Status int
+		}
+		json.Unmarshal([]byte(line), &l)
+		paths = append(paths, l.Path+" "+strconv.Itoa(l.Status))
+	}
+	if got := strings.Join(paths, ", "); got != "/api/v1/test/echo 200, /healthz 503" {
+		t.Errorf("logged %s; want the echo and the draining probe only", got)
 	}
 }
 
