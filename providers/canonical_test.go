@@ -102,6 +102,9 @@ func TestREADMEModelsArePriced(t *testing.T) {
 		if _, audio := c.LookupAudio(id); !ok && audio {
 			continue // the audio examples' models
 		}
+		if rt, realtime := c.LookupRealtime(id); !ok && realtime && rt.Known {
+			continue // the realtime examples' models
+		}
 		if !ok && strings.Contains(id, "-moderation-") {
 			continue // the moderation examples' models: free, so not in the catalogue
 		}

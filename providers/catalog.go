@@ -170,6 +170,10 @@ type Catalog struct {
 	rerankRates map[string]RerankPrice
 	// images are the rates of image models (mode "image_generation") by catalogue key.
 	images map[string]ImagePrice
+	// realtime is the catalogue of realtime models (mode "realtime"), for Lookup;
+	// realtimeRates their rates by catalogue key. Nil in themselves.
+	realtime      *Catalog
+	realtimeRates map[string]RealtimePrice
 	// own are the models priced at their own rates (WithOwnPrices), by their exact
 	// "provider/model" name: Lookup finds them before any catalogue key, and no other name
 	// finds them. Nil in itself.
@@ -228,6 +232,9 @@ type catalogEntry struct {
 	InputPerCharacter   flexFloat `json:"input_cost_per_character"`
 	InputPerAudioToken  flexFloat `json:"input_cost_per_audio_token"`
 	OutputPerAudioToken flexFloat `json:"output_cost_per_audio_token"`
+	// The cached audio input rates of realtime models (RealtimePrice).
+	CacheReadAudio     flexFloat `json:"cache_read_input_audio_token_cost"`
+	CacheCreationAudio flexFloat `json:"cache_creation_input_audio_token_cost"`
 	// The rate of rerank models priced per query (RerankPrice).
 	InputPerQuery flexFloat `json:"input_cost_per_query"`
 	// The rates of image models (ImagePrice).
@@ -306,6 +313,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	audio, rates := map[string]Price{}, map[string]AudioPrice{}
 	rerank, rerankRates := map[string]Price{}, map[string]RerankPrice{}
 	images := map[string]ImagePrice{}
+	realtime, realtimeRates := map[string]Price{}, map[string]RealtimePrice{}
 	for key, msg := range raw {
 		var e catalogEntry
 		if json.Unmarshal(msg, &e) != nil {
@@ -322,6 +330,11 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		}
 		if e.Mode == ImageMode {
 			images[key] = e.imagePrice(key)
+			continue
+		}
+		if e.Mode == RealtimeMode {
+			// Kept apart: chat model lists and prices never see them.
+			realtime[key], realtimeRates[key] = Price{Key: key, Provider: e.Provider}, e.realtimePrice(key)
 			continue
 		}
 		if e.Mode == "embedding" {
@@ -347,6 +360,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	c.audio, c.audioRates = newCatalog(audio), rates
 	c.rerank, c.rerankRates = newCatalog(rerank), rerankRates
 	c.images = images
+	c.realtime, c.realtimeRates = newCatalog(realtime), realtimeRates
 	return c, nil
 }
 
@@ -389,6 +403,14 @@ func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
 		}
 	}
 	out.rerank, out.rerankRates = newCatalog(rerank), rerankRates
+	realtime, realtimeRates := map[string]Price{}, map[string]RealtimePrice{}
+	for _, x := range []*Catalog{c, o} {
+		if x.realtime != nil {
+			maps.Copy(realtime, x.realtime.entries)
+			maps.Copy(realtimeRates, x.realtimeRates)
+		}
+	}
+	out.realtime, out.realtimeRates = newCatalog(realtime), realtimeRates
 	out.images = map[string]ImagePrice{}
 	maps.Copy(out.images, c.images)
 	maps.Copy(out.images, o.images)
@@ -684,6 +706,12 @@ func (c *Catalog) MaxInputTokens(model string) int {
 // out: fine-tuning price templates ("ft:…") and audio and realtime models (the gateway
 // takes text only).
 func (c *Catalog) ChatModels(provider string) []string {
+	return c.listed(provider, callableChatKey)
+}
+
+// listed lists the models of provider whose catalogue keys keep accepts, as ChatModels
+// lists them.
+func (c *Catalog) listed(provider string, keep func(key string) bool) []string {
 	if c == nil {
 		return nil
 	}
@@ -695,12 +723,12 @@ func (c *Catalog) ChatModels(provider string) []string {
 	for key, p := range c.entries {
 		if provider == "bedrock" {
 			// Bedrock's model ids and inference profiles are the bare keys of its entries.
-			if (p.Provider == "bedrock" || p.Provider == "bedrock_converse") && !strings.Contains(key, "/") && callableChatKey(key) {
+			if (p.Provider == "bedrock" || p.Provider == "bedrock_converse") && !strings.Contains(key, "/") && keep(key) {
 				out = append(out, "bedrock/"+key)
 			}
 			continue
 		}
-		if !callableChatKey(key) {
+		if !keep(key) {
 			continue
 		}
 		switch {

@@ -229,7 +229,8 @@ func (a *Auth) CreateKey(ctx context.Context, label string) (string, error) {
 // compatibility surfaces, the Azure deployment and engine routes and LiteLLM's token
 // counter api-key (how Azure OpenAI's SDKs send it) or x-api-key (how Anthropic's SDKs
 // and Claude Code do; api-key wins when both come, as in LiteLLM), and on
-// the Gemini surface x-goog-api-key or ?key= (how Google's SDKs and Gemini CLI do). On the
+// the Gemini surface x-goog-api-key or ?key= (how Google's SDKs and Gemini CLI do), and on
+// /v1/realtime a browser's WebSocket subprotocol openai-insecure-api-key.<key>. On the
 // /v1/ and MCP routes LiteLLM's x-litellm-api-key, when sent, wins over all of them. The
 // service's own operations take the Authorization header only, as the spec says.
 func bearer(r *http.Request) string {
@@ -249,6 +250,11 @@ func bearer(r *http.Request) string {
 	scheme, key, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(key) == "" {
 		// An empty "Bearer " (an SDK whose key is unset) leaves the other headers to say.
+		if k := realtimeProtocolKey(r); k != "" {
+			// A browser's realtime client, which cannot set headers on a WebSocket, offers
+			// its key as the subprotocol openai-insecure-api-key.<key>.
+			return k
+		}
 		if geminiPath(r.Method, r.URL.Path) {
 			if k := geminiKey(r); k != "" {
 				return k

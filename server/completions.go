@@ -145,6 +145,7 @@ func Completions(g *completions.Gateway) Option {
 		s.imageRoutes(g)
 		s.imageEditRoute(g)
 		s.audioRoutes(g)
+		s.realtimeRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
 		s.litellmRoutes(g)

@@ -460,6 +460,9 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 		if _, ok := g.ResolveImageModel(m); ok {
 			continue
 		}
+		if _, ok := g.ResolveRealtimeModel(m); ok {
+			continue
+		}
 		return l, invalid("models[%d]: %q is not a model or model group this server routes to (GET /v1/models lists them)", i, m)
 	}
 	if math.IsNaN(req.MaxBudgetUSD) || math.IsInf(req.MaxBudgetUSD, 0) || req.MaxBudgetUSD < 0 {

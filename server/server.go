@@ -164,7 +164,9 @@ type Server struct {
 	storedModels *deployments.Service
 	mappers      []ErrorMapper
 	closers      []func(context.Context) error
-	handler      http.Handler
+	// realtime are the realtime sessions being relayed (CloseRealtimeSessions).
+	realtime realtimeSessions
+	handler  http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte

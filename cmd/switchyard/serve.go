@@ -420,6 +420,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
+	// Realtime sessions (WebSockets, which Shutdown does not wait for) close with 1001 as
+	// the shutdown begins, each recorded with what it was billed.
+	hs.RegisterOnShutdown(srv.CloseRealtimeSessions)
 	if worker {
 		log.Info("switchyard worker running", "store", be.where, "workers", c.Workers, "agents_gateway", wiring.gatewayURL, "version", version)
 	} else {

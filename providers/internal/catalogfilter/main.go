@@ -4,7 +4,8 @@
 // the gateway's /v1/embeddings serves), the audio models (modes "audio_transcription" and
 // "audio_speech", which /v1/audio serves), the rerank models (mode "rerank", which
 // /v1/rerank serves), OpenAI's and Azure OpenAI's image models (mode "image_generation",
-// which /v1/images/generations serves: the gateway calls no other provider's image API)
+// which /v1/images/generations serves: the gateway calls no other provider's image API),
+// OpenAI's and Azure OpenAI's realtime models (mode "realtime", which /v1/realtime serves)
 // and the fields package providers uses, one entry per line so updates diff well.
 //
 //	go run ./internal/catalogfilter -in litellm_model_prices_and_context_window.json -out catalogdata/litellm_chat_prices.json
@@ -36,6 +37,13 @@ var keep = []string{
 var audioKeep = []string{
 	"input_cost_per_second", "output_cost_per_second", "input_cost_per_character",
 	"input_cost_per_audio_token", "output_cost_per_audio_token",
+}
+
+// realtimeKeep lists the fields package providers reads of realtime models besides keep's:
+// their audio tokens in and out, and cached audio in, have rates of their own.
+var realtimeKeep = []string{
+	"input_cost_per_audio_token", "output_cost_per_audio_token",
+	"cache_read_input_audio_token_cost", "cache_creation_input_audio_token_cost",
 }
 
 // rerankKeep lists the fields package providers reads of rerank models besides keep's:
@@ -94,6 +102,13 @@ func main() {
 				}
 			}
 		}
+		if realtimeEntry(entry) {
+			for _, k := range realtimeKeep {
+				if v, ok := entry[k]; ok {
+					small[k] = v
+				}
+			}
+		}
 		if entry["mode"] == "rerank" {
 			for _, k := range rerankKeep {
 				if v, ok := entry[k]; ok {
@@ -121,7 +136,7 @@ func main() {
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("wrote %d chat, embedding, audio, rerank and image models to %s", count, *out)
+	log.Printf("wrote %d chat, embedding, audio, rerank, image and realtime models to %s", count, *out)
 }
 
 // tierKey matches the long-prompt rates package providers reads (Price.Tiers).
@@ -129,9 +144,10 @@ var tierKey = regexp.MustCompile(`^(input_cost_per_token|output_cost_per_token|c
 
 // chatEntry reports whether a catalogue entry is a model the gateway can call: mode
 // "chat", or "responses" on OpenAI's own API (other providers' responses-mode entries are
-// served through APIs the gateway does not speak), "embedding", "rerank", or an audio model.
+// served through APIs the gateway does not speak), "embedding", "rerank", an audio model,
+// or a realtime model of OpenAI or Azure OpenAI.
 func chatEntry(entry map[string]any) bool {
-	return entry["mode"] == "chat" || entry["mode"] == "embedding" || entry["mode"] == "rerank" || audioEntry(entry) || imageEntry(entry) ||
+	return entry["mode"] == "chat" || entry["mode"] == "embedding" || entry["mode"] == "rerank" || audioEntry(entry) || imageEntry(entry) || realtimeEntry(entry) ||
 		entry["mode"] == "responses" && entry["litellm_provider"] == "openai"
 }
 
@@ -144,4 +160,10 @@ func audioEntry(entry map[string]any) bool {
 // Azure OpenAI, the providers whose image API the gateway speaks.
 func imageEntry(entry map[string]any) bool {
 	return entry["mode"] == "image_generation" && (entry["litellm_provider"] == "openai" || entry["litellm_provider"] == "azure")
+}
+
+// realtimeEntry reports whether a catalogue entry is a realtime model of OpenAI or Azure
+// OpenAI, the providers whose Realtime API the gateway relays.
+func realtimeEntry(entry map[string]any) bool {
+	return entry["mode"] == "realtime" && (entry["litellm_provider"] == "openai" || entry["litellm_provider"] == "azure")
 }

@@ -1,0 +1,269 @@
+package completions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// OperationRealtime is RequestRecord.Operation for a session of OpenAI's Realtime API
+// relayed through the gateway (/v1/realtime): one record per session, with the usage of
+// all its responses summed.
+const OperationRealtime = "realtime"
+
+// realtimeVendors maps realtime model-name prefixes to the provider that serves the family,
+// for bare names the catalogue does not list.
+var realtimeVendors = []struct{ prefix, provider string }{
+	{"gpt-realtime", "openai"}, {"gpt-4o-realtime", "openai"}, {"gpt-4o-mini-realtime", "openai"},
+}
+
+// servesRealtime reports whether p opens realtime sessions.
+func servesRealtime(p providers.Provider) bool {
+	_, ok := p.(providers.RealtimeDialer)
+	return ok && providers.ServesChat(p)
+}
+
+// realtimeModel returns the "provider/model" a bare realtime model name stands for: the
+// configured providers' catalogued realtime model of that name, else its family's provider
+// (realtimeVendors).
+func (g *Gateway) realtimeModel(field, name string) (string, error) {
+	bare := map[string][]string{}
+	if cat, ok := g.prices().(interface{ RealtimeModels(string) []string }); ok {
+		for _, prov := range g.configuredProviders(servesRealtime) {
+			for _, pm := range cat.RealtimeModels(prov) {
+				if _, m, err := providers.ParseModel(pm); err == nil && m == name {
+					bare[name] = append(bare[name], pm)
+				}
+			}
+		}
+	}
+	return g.kindModel(field, name, bare, realtimeVendors)
+}
+
+// realtimeTargets resolves a realtime session's model: a model group's members in order,
+// else the model itself.
+func (g *Gateway) realtimeTargets(name string) ([]target, error) {
+	return g.groupTargets(name, g.realtimeModel, servesRealtime, func(field, provider, m string) error {
+		return invalid(field, "model %q has no realtime API here (provider %q does not open Realtime API sessions)", m, provider)
+	})
+}
+
+// ResolveRealtimeModel returns the "provider/model" a realtime model name stands for, and
+// whether a configured provider opens realtime sessions with it: a model the catalogue
+// prices as a realtime model (an Azure OpenAI deployment by its base model), or any
+// deployment of Azure OpenAI, whose names are its operator's.
+func (g *Gateway) ResolveRealtimeModel(name string) (string, bool) {
+	ts, err := g.realtimeTargets(name)
+	if err != nil || len(ts) != 1 || !providers.IsConfigured(ts[0].p) {
+		return name, false
+	}
+	if _, ok := ts[0].p.(*providers.Azure); ok {
+		return ts[0].name, true
+	}
+	cat, ok := g.prices().(interface {
+		LookupRealtime(string) (providers.RealtimePrice, bool)
+	})
+	if !ok {
+		return name, false
+	}
+	if _, ok := cat.LookupRealtime(priceNameOf(g.prices(), ts[0])); ok {
+		return ts[0].name, true
+	}
+	return name, false
+}
+
+// realtimePricer is what the gateway's Prices implements to price realtime sessions.
+type realtimePricer interface {
+	RealtimeCost(model string, u providers.RealtimeUsage) providers.Cost
+}
+
+// realtimeCost prices the usage of a realtime response of t, a target of request p
+// (priceAt).
+func (g *Gateway) realtimeCost(p *plan, t target, u providers.RealtimeUsage) Costs {
+	return priceAt(g, p, t, u, realtimePricer.RealtimeCost)
+}
+
+// RealtimeSession is one session of OpenAI's Realtime API a server relays, held to its key
+// like a gateway request: Gateway.BeginRealtime admits it (the key's models, budget, block
+// and token rate), Dial opens the upstream session, Bill charges each response's usage as
+// it is reported (the key's, team's and proxy's budgets and the ledger) and End records the
+// session once through the Observer with the usage summed (operation OperationRealtime),
+// as LiteLLM logs a realtime session. End must be called once on every way out.
+type RealtimeSession struct {
+	g     *Gateway
+	p     *plan
+	begin time.Time
+
+	mu        sync.Mutex
+	t         target // the target dialled (the first before Dial)
+	usage     providers.RealtimeUsage
+	costs     Costs
+	responses int
+	lastBill  time.Time
+	ttft      time.Duration
+	once      sync.Once
+}
+
+// BeginRealtime admits a realtime session of scope with model: a realtime model
+// ("openai/gpt-realtime", a bare catalogued name such as "gpt-realtime", an Azure OpenAI
+// deployment "azure/{deployment}") or a model group whose members are. Errors:
+// *ValidationError (ErrInvalid; ErrUnknownModel, providers.ErrUnknownProvider) naming the
+// model, ErrModelNotAllowed, ErrBudgetExceeded (ErrBlocked for a blocked key),
+// *TokenRateError, or the context's error. tags are the session's tags (its headers' and
+// its key's).
+func (g *Gateway) BeginRealtime(ctx context.Context, scope Scope, model string, tags ...string) (*RealtimeSession, error) {
+	if g.breakers == nil {
+		return nil, ErrZeroGateway
+	}
+	if model == "" {
+		return nil, invalid("model", "name the realtime model in the query: ?model=gpt-realtime")
+	}
+	targets, err := g.realtimeTargets(model)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckTags("tags", tags); err != nil {
+		return nil, err
+	}
+	if scope, err = g.withTagBudgets(ctx, scope, tags); err != nil {
+		return nil, err
+	}
+	p, err := g.enterOp(ctx, scope, model, tags, targets)
+	if err != nil {
+		return nil, err
+	}
+	p.req.Stream = true
+	now := g.opts.Now()
+	return &RealtimeSession{g: g, p: p, begin: now, lastBill: now, t: p.targets[0]}, nil
+}
+
+// Model is the "provider/model" of the session: the one dialled, the first the model named
+// before.
+func (s *RealtimeSession) Model() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.t.name
+}
+
+// Dial opens the upstream session with the session's model, header going with the
+// handshake (OpenAI-Beta): a model group's members in order, the next one tried when one's
+// provider refuses or cannot be reached. The error is the last member's (a *providers.Error)
+// when none opened, or the context's.
+func (s *RealtimeSession) Dial(ctx context.Context, header http.Header) (*websocket.Conn, error) {
+	var last error
+	for _, t := range s.p.targets {
+		begin := s.g.opts.Now()
+		d, ok := t.p.(providers.RealtimeDialer)
+		if !ok {
+			continue
+		}
+		conn, err := d.DialRealtime(ctx, t.model, header)
+		a := Attempt{Model: t.name, ModelGroup: t.group, Outcome: "ok", LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), Started: begin}
+		if err != nil {
+			a.Outcome, a.Error, a.Err = "error", err.Error(), err
+			var pe *providers.Error
+			if errors.As(err, &pe) {
+				a.Kind = pe.Kind.String()
+			}
+		}
+		s.mu.Lock()
+		s.p.attempts = append(s.p.attempts, a)
+		if err == nil {
+			s.t = t
+		}
+		s.mu.Unlock()
+		if err == nil {
+			return conn, nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+	}
+	if last == nil {
+		last = invalid("model", "no member of %q opens Realtime API sessions", s.p.asked)
+	}
+	return nil, last
+}
+
+// Bill charges u, the usage one response.done event of the session reported, to the
+// scope's budgets (the key's, its team's, the proxy's) and to the ledger, priced from the
+// catalogue's realtime rates (text and audio tokens apart), and adds it to the session's
+// sum that End records.
+func (s *RealtimeSession) Bill(ctx context.Context, u providers.RealtimeUsage) {
+	s.mu.Lock()
+	t := s.t
+	now := s.g.opts.Now()
+	latency := now.Sub(s.lastBill)
+	s.lastBill = now
+	if s.responses == 0 {
+		s.ttft = max(now.Sub(s.begin), time.Nanosecond)
+	}
+	c := s.g.realtimeCost(s.p, t, u)
+	s.usage = s.usage.Add(u)
+	s.costs = addCosts(s.costs, c, s.responses == 0)
+	s.responses++
+	s.mu.Unlock()
+	s.g.account(ctx, s.p, t, u.Tokens(), c, true, false, latency)
+}
+
+// addCosts is the sum of a and b; the sum's price is known when both are (b's alone when
+// first).
+func addCosts(a, b Costs, first bool) Costs {
+	known := b.PriceKnown && (first || a.PriceKnown)
+	return Costs{InputTokensCost: a.InputTokensCost + b.InputTokensCost, OutputTokensCost: a.OutputTokensCost + b.OutputTokensCost,
+		TotalTokensCost: a.TotalTokensCost + b.TotalTokensCost, SearchCost: a.SearchCost + b.SearchCost, PriceKnown: known}
+}
+
+// Usage is the usage the session's responses reported so far, summed, with its cost, and
+// how many responses reported it.
+func (s *RealtimeSession) Usage() (providers.RealtimeUsage, Costs, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage, s.costs, s.responses
+}
+
+// End ends the session: err says why it did not end cleanly (nil: either side closed it
+// normally; the context's error or one matching context.Canceled: the caller went away or
+// the server shut it). The session is recorded once through the Observer with the usage of
+// its responses summed and priced (operation OperationRealtime), and leaves its budget's
+// spend gate. Only the first call counts.
+func (s *RealtimeSession) End(ctx context.Context, err error) {
+	s.once.Do(func() { s.end(ctx, err) })
+}
+
+func (s *RealtimeSession) end(ctx context.Context, err error) {
+	g, p := s.g, s.p
+	defer p.ended()
+	if g.opts.Observer == nil {
+		return
+	}
+	s.mu.Lock()
+	t, u, costs, n, ttft := s.t, s.usage, s.costs, s.responses, s.ttft
+	attempts := cloneAttempts(p.attempts)
+	s.mu.Unlock()
+	if n == 0 {
+		costs = g.realtimeCost(p, t, providers.RealtimeUsage{})
+	}
+	now := g.opts.Now()
+	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationRealtime, Stream: true,
+		Outcome: RequestOK, Provider: t.provider, Model: t.name, Requested: p.asked, Attempts: attempts,
+		Start: p.start, Latency: now.Sub(p.start), TTFT: ttft, Err: err, Tags: p.req.Tags,
+		Usage: usageOf(u.Tokens(), costs)}
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		r.Outcome = RequestCancelled
+	case n > 0:
+		r.Outcome = RequestStreamFailed
+	default:
+		r.Outcome = RequestFailed
+	}
+	g.observe(ctx, p, r)
+}

@@ -1,0 +1,464 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// realtimePath is OpenAI's Realtime API route (a WebSocket); /realtime, LiteLLM's alias, is
+// served by the /v1 aliasing (v1Alias).
+const realtimePath = "/v1/realtime"
+
+// realtimeProtocol is the WebSocket subprotocol OpenAI's realtime clients offer and the
+// server selects.
+const realtimeProtocol = "realtime"
+
+// realtimeKeyProtocol is the prefix of the subprotocol a browser, which cannot set headers
+// on a WebSocket, offers its key in (openai-insecure-api-key.<key>).
+const realtimeKeyProtocol = "openai-insecure-api-key."
+
+// realtimeBetaProtocol is the subprotocol a browser offers to speak the beta protocol,
+// as OpenAI-Beta: realtime=v1 says it in a header.
+const realtimeBetaProtocol = "openai-beta.realtime-v1"
+
+// maxRealtimeMessage bounds one WebSocket message either way: OpenAI's input audio
+// appends take up to 15 MiB of base64 audio.
+const maxRealtimeMessage = 16 << 20
+
+// isRealtimePath reports whether path is the realtime route or its alias.
+func isRealtimePath(path string) bool { return path == realtimePath || path == "/realtime" }
+
+// offeredProtocols are the WebSocket subprotocols r offers, in order.
+func offeredProtocols(r *http.Request) []string {
+	var out []string
+	for _, v := range r.Header.Values("Sec-Websocket-Protocol") {
+		for p := range strings.SplitSeq(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// realtimeProtocolKey is the key a browser offers as the subprotocol
+// openai-insecure-api-key.<key> on the realtime route; "" elsewhere or when none came.
+func realtimeProtocolKey(r *http.Request) string {
+	if !isRealtimePath(r.URL.Path) {
+		return ""
+	}
+	for _, p := range offeredProtocols(r) {
+		if k, ok := strings.CutPrefix(p, realtimeKeyProtocol); ok && k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// realtimeBeta reports whether the client of r speaks the beta protocol: it sent
+// OpenAI-Beta: realtime=v1, or offered the subprotocol openai-beta.realtime-v1.
+func realtimeBeta(r *http.Request) bool {
+	for _, v := range r.Header.Values("Openai-Beta") {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(f) == "realtime=v1" {
+				return true
+			}
+		}
+	}
+	for _, p := range offeredProtocols(r) {
+		if p == realtimeBetaProtocol {
+			return true
+		}
+	}
+	return false
+}
+
+// realtimeSessions are the realtime sessions being relayed, for the shutdown to close.
+type realtimeSessions struct {
+	mu     sync.Mutex
+	open   map[*realtimeRelay]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// add registers rel; false once the server is shutting down.
+func (rs *realtimeSessions) add(rel *realtimeRelay) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.closed {
+		return false
+	}
+	if rs.open == nil {
+		rs.open = map[*realtimeRelay]struct{}{}
+	}
+	rs.open[rel] = struct{}{}
+	rs.wg.Add(1)
+	return true
+}
+
+// remove unregisters rel, once its relay has ended.
+func (rs *realtimeSessions) remove(rel *realtimeRelay) {
+	rs.mu.Lock()
+	delete(rs.open, rel)
+	rs.mu.Unlock()
+	rs.wg.Done()
+}
+
+// shutdown refuses new sessions and tells every open one to close (1001, going away).
+func (rs *realtimeSessions) shutdown() {
+	rs.mu.Lock()
+	rs.closed = true
+	open := make([]*realtimeRelay, 0, len(rs.open))
+	for rel := range rs.open {
+		open = append(open, rel)
+	}
+	rs.mu.Unlock()
+	for _, rel := range open {
+		rel.stop(errRealtimeShutdown)
+	}
+}
+
+// wait waits until every session has ended, or ctx ends.
+func (rs *realtimeSessions) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { rs.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server: realtime sessions still closing: %w", ctx.Err())
+	}
+}
+
+// errRealtimeShutdown is why the server closes a realtime session at shutdown.
+var errRealtimeShutdown = fmt.Errorf("%w: %w", context.Canceled, ErrShuttingDown)
+
+// CloseRealtimeSessions closes every realtime session being relayed (/v1/realtime), each
+// side told 1001 (going away) and each session recorded with the usage billed so far, and
+// refuses new ones (503) from now on. http.Server.Shutdown does not wait for WebSockets,
+// whose connections are hijacked: serve calls it when its shutdown begins
+// (http.Server.RegisterOnShutdown); Close calls it too.
+func (s *Server) CloseRealtimeSessions() { s.realtime.shutdown() }
+
+// realtimeErrors are the refusals of /v1/realtime, answered before the upgrade in OpenAI's
+// envelope.
+var realtimeErrors = map[int]string{
+	400: "no model named (?model=), a model without a realtime API here, or the upstream refused the model",
+	403: "the key may not call the model",
+	426: "the request is not a WebSocket upgrade",
+	429: "the key's (or its team's, or the proxy's) budget is spent",
+	502: "the provider refused the gateway's credential or could not be reached",
+	503: "the provider has no credential configured, or the server is shutting down",
+}
+
+// realtimeRoutes registers OpenAI's Realtime API over the gateway's providers: GET
+// /v1/realtime?model=… (and LiteLLM's /realtime) upgraded to a WebSocket relayed to the
+// provider's (see handleRealtime).
+func (s *Server) realtimeRoutes(g *completions.Gateway) {
+	s.OnClose(func(ctx context.Context) error {
+		s.realtime.shutdown()
+		return s.realtime.wait(ctx)
+	})
+	s.handleGateway(Route{Method: "GET", Path: realtimePath,
+		Summary: "OpenAI-compatible Realtime API: a WebSocket relayed as it is to the provider's realtime session (wss://api.openai.com/v1/realtime?model=…, or an Azure OpenAI realtime deployment), with the gateway's key (Authorization: Bearer, or a browser's subprotocol openai-insecure-api-key.<key>; the subprotocol realtime is selected); held to the key's models and budget before the upgrade, each response.done's usage billed as it comes and the session recorded once at its end",
+		Tags:    []string{"Completions"}, ScopedKeys: true, Errors: realtimeErrors,
+		Query: []QueryParam{{Name: "model", Required: true, Description: "the realtime model: gpt-realtime, openai/gpt-realtime, azure/{deployment}, or a model group of realtime models"},
+			{Name: "deployment", Description: "Azure OpenAI's name for the model (taken when model is not given)"}}},
+		g, completions.OperationRealtime, func(w http.ResponseWriter, r *http.Request) error {
+			return s.handleRealtime(g, w, r)
+		})
+}
+
+// handleRealtime admits a realtime session (the key's models, budget and block: refusals
+// are answered before the upgrade, in OpenAI's envelope), dials the provider's realtime
+// session with the provider's credential (OpenAI-Beta: realtime=v1 only when the client
+// sent it), then upgrades the client's request and relays every message both ways
+// unchanged until either side closes (its close code handed to the other) or the server
+// shuts down (1001 to both). Each server response.done event's usage is billed as it
+// arrives; the session is recorded once at its end.
+func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	received := time.Now()
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		w.Header().Set("Upgrade", "websocket")
+		return s.openAIError(w, r, Errorf(http.StatusUpgradeRequired, KindBadRequest,
+			"%s is OpenAI's Realtime API: connect with a WebSocket (ws://host%s?model=gpt-realtime)", realtimePath, realtimePath))
+	}
+	model := r.URL.Query().Get("model")
+	if model == "" {
+		model = r.URL.Query().Get("deployment")
+	}
+	tags, err := headerTags(r, nil)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	scope, err := s.gatewayScope(r, received)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	ctx := r.Context()
+	endCtx := context.WithoutCancel(ctx) // the accounting outlives a caller gone away
+	sess, err := g.BeginRealtime(ctx, scope, model, tags...)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	rel := &realtimeRelay{done: make(chan struct{})}
+	if !s.realtime.add(rel) {
+		sess.End(endCtx, errRealtimeShutdown)
+		w.Header().Set("Retry-After", shutdownRetryAfter)
+		return s.openAIError(w, r, Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; open the session again"))
+	}
+	defer s.realtime.remove(rel)
+	header := http.Header{}
+	if realtimeBeta(r) {
+		header.Set("OpenAI-Beta", "realtime=v1")
+	}
+	up, err := sess.Dial(ctx, header)
+	if err != nil {
+		sess.End(endCtx, err)
+		return s.openAIError(w, r, realtimeDialRefusal(err))
+	}
+	defer up.CloseNow()
+	client, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols: []string{realtimeProtocol},
+		// The key authenticates the session, never a cookie: a page of another origin
+		// gets nothing a key would not give it (browsers' realtime clients connect
+		// cross-origin).
+		InsecureSkipVerify: true,
+	})
+	if err != nil {
+		// Accept answered the client itself (a malformed handshake).
+		up.Close(websocket.StatusGoingAway, "the client's handshake failed")
+		sess.End(endCtx, fmt.Errorf("accepting the client's WebSocket: %w", err))
+		return nil
+	}
+	defer client.CloseNow()
+	up.SetReadLimit(maxRealtimeMessage)
+	client.SetReadLimit(maxRealtimeMessage)
+	err = rel.run(ctx, client, up, func(u providers.RealtimeUsage) { sess.Bill(endCtx, u) })
+	sess.End(endCtx, err)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.log.WarnContext(ctx, "realtime session ended abnormally", "model", sess.Model(), "err", err)
+	}
+	return nil
+}
+
+// realtimeDialRefusal is the answer to err, the refusal of a realtime session's dial before
+// the upgrade: the provider without a credential 503, the provider refusing the model (a
+// 400 or 404 of its handshake) 400, its refusal of the gateway's credential or a transport
+// failure 502.
+func realtimeDialRefusal(err error) error {
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch {
+	case errors.Is(err, providers.ErrNotConfigured):
+		return Errorf(http.StatusServiceUnavailable, KindUnavailable, "provider %q is not available for realtime sessions: %s", pe.Provider, pe.Message)
+	case pe.StatusCode == http.StatusBadRequest || pe.StatusCode == http.StatusNotFound:
+		ae := Errorf(http.StatusBadRequest, KindBadRequest, "provider %q refused the realtime session with %s: %s", pe.Provider, pe.Model, pe.Message)
+		ae.Param = "model"
+		return ae
+	case pe.StatusCode == http.StatusTooManyRequests:
+		return Errorf(http.StatusTooManyRequests, KindTooManyRequests, "provider %q is rate limiting realtime sessions: %s", pe.Provider, pe.Message)
+	}
+	return Errorf(http.StatusBadGateway, KindBadGateway, "provider %q did not open the realtime session: %s", pe.Provider, pe.Message)
+}
+
+// realtimeRelay relays one realtime session's messages between the client and the
+// upstream.
+type realtimeRelay struct {
+	once  sync.Once
+	cause error
+	done  chan struct{} // closed by stop
+}
+
+// stop ends the relay with cause (the server's shutdown).
+func (rel *realtimeRelay) stop(cause error) {
+	rel.once.Do(func() {
+		rel.cause = cause
+		close(rel.done)
+	})
+}
+
+// relayEnd is how one direction of a relay ended.
+type relayEnd struct {
+	fromClient bool
+	err        error // the reading side's close (a websocket.CloseError) or failure; or the writing side's failure
+}
+
+// run relays messages both ways, each as it came (its type and bytes), billing the usage
+// of each upstream response.done before it is handed on, until one side closes or fails,
+// ctx ends or stop is called; then it closes both sides (the closing side's code and
+// reason handed to the other; 1001 at shutdown) and waits for both directions to end. It
+// returns why the session ended: nil when a side closed it normally (1000 or 1001);
+// context.Canceled (with the cause) when the client went away without a close or the server
+// shut it down; the failure otherwise.
+func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn, bill func(providers.RealtimeUsage)) error {
+	// The reads and writes do not take parent: a cancelled context makes the library cut
+	// the connection without a close, where the server closes it with 1001.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	defer cancel()
+	ends := make(chan relayEnd, 2)
+	go func() { ends <- relayEnd{fromClient: true, err: pump(ctx, client, up, nil)} }()
+	go func() { ends <- relayEnd{err: pump(ctx, up, client, bill)} }()
+	pending := 2
+	var sessionErr error
+	select {
+	case first := <-ends:
+		pending--
+		sessionErr = closeOther(first, client, up)
+	case <-rel.done:
+		sessionErr = rel.cause
+		closeBoth(client, up, websocket.StatusGoingAway, "server shutting down")
+	case <-parent.Done():
+		sessionErr = fmt.Errorf("%w: %w", context.Canceled, context.Cause(parent))
+		closeBoth(client, up, websocket.StatusGoingAway, "server shutting down")
+	}
+	// The other direction ends once its connection is closed.
+	t := time.NewTimer(realtimeCloseWait)
+	defer t.Stop()
+	for ; pending > 0; pending-- {
+		select {
+		case <-ends:
+		case <-t.C:
+			cancel() // a side that does not answer the close: cut it
+			client.CloseNow()
+			up.CloseNow()
+			<-ends
+		}
+	}
+	return sessionErr
+}
+
+// realtimeCloseWait is how long run waits for the sides to finish closing before it cuts
+// their connections.
+const realtimeCloseWait = 10 * time.Second
+
+// pump copies messages from src to dst until one fails, billing each response.done's
+// usage (bill nil: none); it returns the failure: src's close or read failure, or dst's
+// write failure (wrapped in errRelayWrite).
+func pump(ctx context.Context, src, dst *websocket.Conn, bill func(providers.RealtimeUsage)) error {
+	for {
+		typ, msg, err := src.Read(ctx)
+		if err != nil {
+			return err
+		}
+		if bill != nil && typ == websocket.MessageText {
+			if u, ok := responseDoneUsage(msg); ok {
+				bill(u)
+			}
+		}
+		if err := dst.Write(ctx, typ, msg); err != nil {
+			return &relayWriteError{err: err}
+		}
+	}
+}
+
+// relayWriteError is a failure to hand a message on to the other side.
+type relayWriteError struct{ err error }
+
+func (e *relayWriteError) Error() string { return "relaying a message: " + e.err.Error() }
+func (e *relayWriteError) Unwrap() error { return e.err }
+
+// closeOther closes the side that did not end first: with the code and reason the other
+// side closed with (1000 for a close without a code), 1001 when the client went away
+// without a close, 1011 when the upstream's connection broke; and returns the session's
+// error (see run).
+func closeOther(first relayEnd, client, up *websocket.Conn) error {
+	var we *relayWriteError
+	if errors.As(first.err, &we) {
+		// The reading side is fine; the one written to failed: it is the one that ended.
+		first = relayEnd{fromClient: !first.fromClient, err: we.err}
+	}
+	var ce websocket.CloseError
+	closed := errors.As(first.err, &ce)
+	other, self := up, client
+	if !first.fromClient {
+		other, self = client, up
+	}
+	switch {
+	case closed:
+		code := ce.Code
+		if code == websocket.StatusNoStatusRcvd {
+			code = websocket.StatusNormalClosure
+		}
+		other.Close(code, ce.Reason)
+		self.CloseNow()
+		if code == websocket.StatusNormalClosure || code == websocket.StatusGoingAway {
+			return nil
+		}
+		who := "the client"
+		if !first.fromClient {
+			who = "the provider"
+		}
+		return fmt.Errorf("%s closed the realtime session with %d (%s)", who, code, ce.Reason)
+	case first.fromClient:
+		other.Close(websocket.StatusGoingAway, "the client went away")
+		return fmt.Errorf("%w: the client went away: %w", context.Canceled, first.err)
+	}
+	other.Close(websocket.StatusInternalError, "the upstream realtime session broke")
+	return fmt.Errorf("the provider's realtime session broke: %w", first.err)
+}
+
+// closeBoth closes both sides with code and reason, at once.
+func closeBoth(client, up *websocket.Conn, code websocket.StatusCode, reason string) {
+	var wg sync.WaitGroup
+	for _, c := range []*websocket.Conn{client, up} {
+		wg.Go(func() { c.Close(code, reason) })
+	}
+	wg.Wait()
+}
+
+// realtimeWireUsage is the usage of a response.done event (response.usage).
+type realtimeWireUsage struct {
+	InputTokens       int `json:"input_tokens"`
+	OutputTokens      int `json:"output_tokens"`
+	InputTokenDetails struct {
+		TextTokens          int `json:"text_tokens"`
+		AudioTokens         int `json:"audio_tokens"`
+		ImageTokens         int `json:"image_tokens"`
+		CachedTokens        int `json:"cached_tokens"`
+		CachedTokensDetails struct {
+			TextTokens  int `json:"text_tokens"`
+			AudioTokens int `json:"audio_tokens"`
+		} `json:"cached_tokens_details"`
+	} `json:"input_token_details"`
+	OutputTokenDetails struct {
+		TextTokens  int `json:"text_tokens"`
+		AudioTokens int `json:"audio_tokens"`
+	} `json:"output_token_details"`
+}
+
+// responseDoneUsage is the usage of msg when it is a server response.done event that
+// reports one.
+func responseDoneUsage(msg []byte) (providers.RealtimeUsage, bool) {
+	if !bytes.Contains(msg, []byte(`"response.done"`)) {
+		return providers.RealtimeUsage{}, false
+	}
+	var ev struct {
+		Type     string `json:"type"`
+		Response struct {
+			Usage *realtimeWireUsage `json:"usage"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(msg, &ev) != nil || ev.Type != "response.done" || ev.Response.Usage == nil {
+		return providers.RealtimeUsage{}, false
+	}
+	u := ev.Response.Usage
+	return providers.RealtimeUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		InputTextTokens: u.InputTokenDetails.TextTokens, InputAudioTokens: u.InputTokenDetails.AudioTokens,
+		InputImageTokens: u.InputTokenDetails.ImageTokens, CachedTokens: u.InputTokenDetails.CachedTokens,
+		CachedTextTokens: u.InputTokenDetails.CachedTokensDetails.TextTokens, CachedAudioTokens: u.InputTokenDetails.CachedTokensDetails.AudioTokens,
+		OutputTextTokens: u.OutputTokenDetails.TextTokens, OutputAudioTokens: u.OutputTokenDetails.AudioTokens}, true
+}
