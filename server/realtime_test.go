@@ -416,3 +416,46 @@ func TestRealtimeShutdown(t *testing.T) {
 		t.Errorf("a session opened after the shutdown: %v %v", err, resp)
 	}
 }
+
+// TestRealtimeModelGroup: a model group of realtime models opens its session with the
+// first member whose provider accepts the handshake; the record names the member that
+// served it, after the refused one's attempt.
+func TestRealtimeModelGroup(t *testing.T) {
+	up := &scriptedRealtime{endedCh: make(chan struct{}, 16)}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	reg := providers.NewRegistry(
+		providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "server-openai-key"}),
+		providers.NewOpenAI(providers.Config{Name: "elsewhere", BaseURL: ups.URL + "/gone", APIKey: "other-key"}))
+	st := newTestStore(t)
+	rec := usagelog.New(usagelog.Options{})
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: rec,
+		ModelGroups: map[string]completions.ModelGroup{"voice": {Models: []string{"elsewhere/gpt-realtime", "openai/gpt-realtime"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st}, nil)
+	for _, o := range []Option{Completions(g), Usage(rec)} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	c, resp, err := dialRealtime(t, hs, "model=voice", http.Header{"Authorization": {"Bearer " + testKey}})
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	defer c.CloseNow()
+	if typ, _ := readEvent(t, c); typ != "session.created" {
+		t.Fatalf("first event %q", typ)
+	}
+	if d := up.lastDial(); d.URL.Path != "/v1/realtime" || d.Header.Get("Authorization") != "Bearer server-openai-key" {
+		t.Errorf("dialled %s with %q", d.URL, d.Header.Get("Authorization"))
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	recs := realtimeRecords(t, s, testKey, 1)
+	if q := recs[0]; q.Model != "openai/gpt-realtime" || len(q.Attempts) != 2 || q.Attempts[0].Outcome != "error" || q.Outcome != "ok" {
+		t.Errorf("recorded %+v", q)
+	}
+}
