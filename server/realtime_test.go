@@ -459,3 +459,30 @@ func TestRealtimeModelGroup(t *testing.T) {
 		t.Errorf("recorded %+v", q)
 	}
 }
+
+// TestRealtimeClientGoesAway: a client whose connection drops without a close frame has
+// its upstream session closed with 1001 (going away), and the session is recorded as
+// cancelled with what its responses were billed.
+func TestRealtimeClientGoesAway(t *testing.T) {
+	hs, s, up := realtimeServer(t)
+	c, resp, err := dialRealtime(t, hs, "model=gpt-realtime", http.Header{"Authorization": {"Bearer " + testKey}})
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	readEvent(t, c)
+	send(t, c, `{"type":"response.create"}`)
+	readEvent(t, c)
+	readEvent(t, c)
+	c.CloseNow() // no close frame
+	<-up.endedCh
+	up.mu.Lock()
+	var ce websocket.CloseError
+	if !errors.As(up.closed[0], &ce) || ce.Code != websocket.StatusGoingAway || ce.Reason != "the client went away" {
+		t.Errorf("upstream saw %v, want 1001", up.closed[0])
+	}
+	up.mu.Unlock()
+	recs := realtimeRecords(t, s, testKey, 1)
+	if q := recs[0]; q.Outcome != "cancelled" || q.PromptTokens != 100 || q.CompletionTokens != 50 || q.CostUSD <= 0 {
+		t.Errorf("recorded %+v", q)
+	}
+}
