@@ -39,7 +39,7 @@ func TestProbingRunnerFindsABackendInstalledLater(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	p := optimizer.NewProbingRunner(errors.New("at start: bubblewrap not found"), open, time.Nanosecond, quiet)
 	_, err := p.Run(context.Background(), sandbox.Job{})
-	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "bubblewrap not found") || p.Name() != "unavailable" {
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "bubblewrap not found") || !strings.Contains(err.Error(), "again at this job") || p.Name() != "unavailable" {
 		t.Fatalf("before the install: %v (%s)", err, p.Name())
 	}
 	installed = true
@@ -56,5 +56,8 @@ func TestProbingRunnerFindsABackendInstalledLater(t *testing.T) {
 	p = optimizer.NewProbingRunner(errors.New("at start: bubblewrap not found"), open, time.Hour, quiet)
 	if _, err := p.Run(context.Background(), sandbox.Job{}); !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "at start") || opens != 0 {
 		t.Fatalf("within Every: %v, %d opens", err, opens)
+	} else if strings.Contains(err.Error(), "again at this job") {
+		// The error said this job had looked again when it had not (within Every).
+		t.Fatalf("within Every the error claims a look: %v", err)
 	}
 }

@@ -57,8 +57,9 @@ func NewProbingRunner(err error, open func() (sandbox.Runner, error), every time
 	return &ProbingRunner{Open: open, Every: every, Logger: log, err: err, looked: time.Now()}
 }
 
-// current is the backend, opened now if the last look is old enough; or why there is none.
-func (p *ProbingRunner) current() (sandbox.Runner, error) {
+// current is the backend, opened now if the last look is old enough; or why there is none,
+// and whether this call looked again.
+func (p *ProbingRunner) current() (r sandbox.Runner, looked bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	every := p.Every
@@ -66,6 +67,7 @@ func (p *ProbingRunner) current() (sandbox.Runner, error) {
 		every = DefaultProbeEvery
 	}
 	if p.runner == nil && (p.looked.IsZero() || time.Since(p.looked) >= every) {
+		looked = true
 		p.looked = time.Now()
 		if r, err := p.Open(); err != nil {
 			p.err = err
@@ -81,7 +83,7 @@ func (p *ProbingRunner) current() (sandbox.Runner, error) {
 	if p.runner == nil && p.err == nil {
 		p.err = errors.New("no sandbox backend opened yet")
 	}
-	return p.runner, p.err
+	return p.runner, looked, p.err
 }
 
 // Name implements sandbox.Runner: the backend's name, "unavailable" while there is none.
@@ -97,10 +99,14 @@ func (p *ProbingRunner) Name() string {
 // Run implements sandbox.Runner: in the backend, or an error matching
 // sandbox.ErrUnavailable saying why there is none.
 func (p *ProbingRunner) Run(ctx context.Context, job sandbox.Job) (*sandbox.Result, error) {
-	r, err := p.current()
+	r, looked, err := p.current()
 	if r == nil {
-		return nil, fmt.Errorf("%w: %v (looked again at this job; install what is missing and the next job after %s runs, no restart needed)",
-			sandbox.ErrUnavailable, err, p.every())
+		when := "looked for again at this job"
+		if !looked {
+			when = fmt.Sprintf("looked for at most every %s, the last time less than that ago", p.every())
+		}
+		return nil, fmt.Errorf("%w: %v (%s; install what is missing and a job after %s runs, no restart needed)",
+			sandbox.ErrUnavailable, err, when, p.every())
 	}
 	return r.Run(ctx, job)
 }
