@@ -583,9 +583,11 @@ func (s *ResponseStream) fail(err error) error {
 	closed := s.closedEarly.Load()
 	gone := closed || s.ctx.Err() != nil && errors.Is(err, context.Canceled)
 	cut := false
-	if cause := context.Cause(s.ctx); gone && !closed && cause != nil && !errors.Is(cause, context.Canceled) {
+	if cause := context.Cause(s.ctx); gone && !closed && cause != nil && !errors.Is(cause, context.Canceled) &&
+		!errors.Is(cause, errBackgroundCancelled) && !errors.Is(cause, errBackgroundLost) {
 		// Cancelled with a cause (the server's shutdown cutting its requests): the event
-		// ending the stream says why, not "context canceled".
+		// ending the stream says why, not "context canceled". A background response its
+		// owner cancelled or deleted is the caller's doing (client_gone), not a cut.
 		err, cut = cause, true
 	}
 	s.Close()
