@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -44,7 +46,9 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	if r.Cache == completions.CacheHit {
 		return // no model was called: its requests, latency and tokens are the model's own
 	}
-	m.requests.WithLabelValues(gw...).Inc()
+	var reqLabels [7]string
+	reqLabels[0] = m.errorType(&r)
+	m.requests.WithLabelValues(append(reqLabels[:1], gw...)...).Inc()
 	m.duration.WithLabelValues(gw...).Observe(r.Latency.Seconds())
 	if r.TTFT > 0 {
 		m.ttft.WithLabelValues(op, provider, model, stream).Observe(r.TTFT.Seconds())
@@ -74,6 +78,48 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 		prev = a.Model
 	}
 }
+
+// errorType is the error_type label of r (OpenTelemetry's error.type): empty for an
+// answer; the kind of its stream's error or of its last attempt (overloaded, rate_limit,
+// timeout, …: providers' and the gateway's bounded set); for a request refused before any
+// model was called budget_exceeded, rate_limited (a 429 of the server's limits), or the
+// HTTP status it was answered with ("400", "413"); else its outcome.
+func (m *Metrics) errorType(r *completions.RequestRecord) string {
+	if r.Outcome == completions.RequestOK {
+		return ""
+	}
+	var se *completions.StreamError
+	if errors.As(r.Err, &se) && se.Kind != "" {
+		return se.Kind
+	}
+	if n := len(r.Attempts); n > 0 && r.Attempts[n-1].Kind != "" {
+		return r.Attempts[n-1].Kind
+	}
+	if r.Err == nil || r.Outcome != completions.RequestFailed {
+		return r.Outcome
+	}
+	if errors.Is(r.Err, completions.ErrBudgetExceeded) {
+		return "budget_exceeded"
+	}
+	if m.opts.StatusOf == nil {
+		return "refused"
+	}
+	switch s := m.opts.StatusOf(r.Err); {
+	case s == http.StatusTooManyRequests:
+		return "rate_limited"
+	case s >= 400 && s < 600:
+		return statusText[s-400]
+	}
+	return "refused"
+}
+
+// statusText are the error_type values of the HTTP statuses from 400 to 599, made once.
+var statusText = func() (t [200]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(400 + i)
+	}
+	return t
+}()
 
 // operationName is the GenAI operation of a request: "chat" for every chat surface,
 // "embeddings" for /v1/embeddings, "transcription", "translation" and "speech" for

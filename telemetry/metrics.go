@@ -23,6 +23,10 @@ type Options struct {
 	OwnerLabel bool
 	// MaxOwnerLabels bounds distinct owner values when OwnerLabel is set (default 100).
 	MaxOwnerLabels int
+	// StatusOf is the HTTP status a failed request was answered with (serve passes
+	// server.ErrorStatus); it names the error_type of a request refused before any model
+	// was called. Nil: such a request's error_type is "refused".
+	StatusOf func(error) int
 }
 
 // Metrics is the set of Switchyard's Prometheus metrics on a registry of its own. Create
@@ -92,7 +96,8 @@ func New(opts Options) *Metrics {
 	}
 	latency := []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_requests_total",
-		Help: "Completion requests the gateway accepted, by the model that answered (or the first asked when none did) and outcome (ok, error, stream_error, content_filter, guardrail_blocked, cancelled)."}, gw)
+		Help: "Completion requests the gateway accepted, by the model that answered (or the first asked when none did), outcome (ok, error, stream_error, content_filter, guardrail_blocked, cancelled) and error_type (empty when ok: the last attempt's error kind, or for a request refused before any model was called budget_exceeded, rate_limited or the status it was answered with)."},
+		append([]string{"error_type"}, gw...))
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_operation_duration_seconds",
 		Help: "GenAI operation duration: a completion request from arrival to its last byte, retries and fallbacks included.", Buckets: latency}, gw)
 	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_server_time_to_first_token_seconds",

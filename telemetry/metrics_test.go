@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -26,6 +27,48 @@ func record(outcome string, attempts ...completions.Attempt) completions.Request
 	return r
 }
 
+// TestGatewayRequestsErrorType: switchyard_gateway_requests_total says why a request
+// failed (OpenTelemetry's error.type): the last attempt's kind for an upstream failure, and
+// for a request refused before any model was called budget_exceeded, rate_limited or the
+// status it was answered with, so that an SRE can tell the gateway's own refusals from an
+// upstream outage (all read outcome="error").
+func TestGatewayRequestsErrorType(t *testing.T) {
+	m := New(Options{StatusOf: func(err error) int {
+		if strings.Contains(err.Error(), "too many") {
+			return http.StatusTooManyRequests
+		}
+		return http.StatusRequestEntityTooLarge
+	}})
+	ctx := context.Background()
+	down := completions.Attempt{Model: "openai/gpt-4o-mini", Outcome: completions.OutcomeError, Kind: "overloaded"}
+	m.ObserveRequest(ctx, record(completions.RequestFailed, down))
+	for _, err := range []error{fmt.Errorf("refused: %w", completions.ErrBudgetExceeded), errors.New("too many requests"), errors.New("body too large")} {
+		m.ObserveRequest(ctx, completions.RequestRecord{Outcome: completions.RequestFailed, Err: err, Attempts: []completions.Attempt{}})
+	}
+	m.ObserveRequest(ctx, record(completions.RequestOK, completions.Attempt{Model: "openai/gpt-4o-mini", Outcome: completions.OutcomeOK}))
+	got := map[string]float64{}
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "switchyard_gateway_requests_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "error_type" {
+					got[l.GetValue()] += s.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	want := map[string]float64{"": 1, "overloaded": 1, "budget_exceeded": 1, "rate_limited": 1, "413": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("requests by error_type %v, want %v", got, want)
+	}
+}
+
 func TestGatewayMetrics(t *testing.T) {
 	m := New(Options{})
 	ctx := context.Background()
@@ -37,7 +80,11 @@ func TestGatewayMetrics(t *testing.T) {
 
 	reqs := func(model, outcome string) float64 {
 		provider := strings.Split(model, "/")[0]
-		return testutil.ToFloat64(m.requests.WithLabelValues("chat", provider, model, outcome, "false"))
+		errType := ""
+		if outcome != "ok" {
+			errType = "overloaded"
+		}
+		return testutil.ToFloat64(m.requests.WithLabelValues(errType, "chat", provider, model, outcome, "false"))
 	}
 	if reqs("openai/gpt-4o-mini", "ok") != 2 || reqs("anthropic/claude-3-5-haiku", "error") != 1 {
 		t.Fatalf("requests: ok %v, error %v", reqs("openai/gpt-4o-mini", "ok"), reqs("anthropic/claude-3-5-haiku", "error"))
@@ -77,7 +124,7 @@ func TestModelLabelsAreBounded(t *testing.T) {
 	if n := testutil.CollectAndCount(m.requests); n > MaxModelLabels+5*2 {
 		t.Fatalf("%d request series for %d models: labels not bounded", n, MaxModelLabels+50)
 	}
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("chat", "x", "other", "error", "false", "other")); v == 0 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("not_found", "chat", "x", "other", "error", "false", "other")); v == 0 {
 		t.Fatal("no \"other\" series for the models beyond the bound")
 	}
 }
@@ -203,10 +250,10 @@ func TestMadeUpModelsTakeNoLabel(t *testing.T) {
 	}
 	m.ObserveRequest(context.Background(), record(completions.RequestFailed, completions.Attempt{Model: "real/down", Outcome: completions.OutcomeError, Kind: "overloaded"}))
 	m.ObserveRequest(context.Background(), record(completions.RequestOK, completions.Attempt{Model: "self/hosted", Outcome: completions.OutcomeOK}))
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("chat", "real", "real/down", "error", "false")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("overloaded", "chat", "real", "real/down", "error", "false")); v != 1 {
 		t.Errorf("a known model that failed has no series of its own (%v)", v)
 	}
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("chat", "self", "self/hosted", "ok", "false")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "chat", "self", "self/hosted", "ok", "false")); v != 1 {
 		t.Errorf("a model that answered has no series of its own (%v)", v)
 	}
 	if n := testutil.CollectAndCount(m.requests); n != 3 {
@@ -301,7 +348,7 @@ func TestEmbeddingsMetrics(t *testing.T) {
 		Attempts: []completions.Attempt{{Model: "openai/text-embedding-3-small", Outcome: completions.OutcomeOK}},
 		Usage:    completions.Usage{PromptTokens: 40, TotalTokens: 40, Costs: completions.Costs{TotalTokensCost: 0.0000008}}}
 	m.ObserveRequest(context.Background(), r)
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("embeddings", "openai", "openai/text-embedding-3-small", "ok", "false")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "embeddings", "openai", "openai/text-embedding-3-small", "ok", "false")); v != 1 {
 		t.Fatalf("embeddings requests = %v", v)
 	}
 	body := scrape(t, m.Handler(""), "")
@@ -334,10 +381,10 @@ func TestAudioMetrics(t *testing.T) {
 	} {
 		m.ObserveRequest(context.Background(), r)
 	}
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("transcription", "groq", "groq/whisper-large-v3", "ok", "false")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "transcription", "groq", "groq/whisper-large-v3", "ok", "false")); v != 1 {
 		t.Errorf("transcription requests = %v", v)
 	}
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("speech", "openai", "openai/tts-1", "ok", "true")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "speech", "openai", "openai/tts-1", "ok", "true")); v != 1 {
 		t.Errorf("speech requests = %v", v)
 	}
 	body := scrape(t, m.Handler(""), "")

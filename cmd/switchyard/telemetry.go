@@ -58,7 +58,7 @@ type observability struct {
 func newObservability(ctx context.Context, f telemetryFlags, log *slog.Logger) (*observability, error) {
 	o := &observability{}
 	if f.Metrics {
-		o.metrics = telemetry.New(telemetry.Options{OwnerLabel: f.OwnerLabel})
+		o.metrics = telemetry.New(telemetry.Options{OwnerLabel: f.OwnerLabel, StatusOf: server.ErrorStatus})
 		o.litellm = f.LiteLLM
 	} else if f.LiteLLM {
 		log.Warn("LiteLLM's metrics are not served: --metrics is off")
