@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -80,12 +81,26 @@ func newObservability(ctx context.Context, f telemetryFlags, log *slog.Logger) (
 		if endpoint == "" {
 			endpoint = os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 		}
-		log.Info("tracing on", "endpoint", endpoint, "content", t.CapturesContent())
+		log.Info("tracing on", "endpoint", endpointForLog(endpoint), "content", t.CapturesContent())
 		// The exporter's failures (a collector down) go to the process log, structured and
 		// at most once a minute, instead of a stdlib line every export.
 		otel.SetErrorHandler(exportErrors(log, time.Minute))
 	}
 	return o, nil
+}
+
+// endpointForLog is an OTLP endpoint as serve logs it: scheme, host and path (Langfuse's
+// /api/public/otel), without the user:password or query string a vendor's token may be in.
+func endpointForLog(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return "(URL not shown)"
+	}
+	out := u.Scheme + "://" + u.Host + u.EscapedPath()
+	if u.RawQuery != "" {
+		out += "?…"
+	}
+	return out
 }
 
 // exportErrors logs OpenTelemetry's errors as warnings, at most one per interval (with how

@@ -62,3 +62,19 @@ func TestTraceContentLegacyFlag(t *testing.T) {
 		_ = o.tracing.Shutdown(context.Background())
 	}
 }
+
+// TestTracingStartLogHidesEndpointSecrets: the "tracing on" line names the OTLP endpoint's
+// host and path but not a password or a query-string token in it.
+func TestTracingStartLogHidesEndpointSecrets(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://team:pw-secret-1@otlp.example.com/v1/traces?api-key=qs-secret-2")
+	var logs bytes.Buffer
+	o, err := newObservability(context.Background(), telemetryFlags{TraceContentMaxBytes: telemetry.DefaultMaxContentBytes}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.tracing.Shutdown(context.Background())
+	out := logs.String()
+	if !strings.Contains(out, `"endpoint":"https://otlp.example.com/v1/traces?…"`) || strings.Contains(out, "secret") {
+		t.Errorf("start-up log: %s", out)
+	}
+}
