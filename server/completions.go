@@ -45,6 +45,7 @@ import (
 //     images/generations, audio/…) and /engines/{model}/… — Azure OpenAI's and LiteLLM's
 //     forms of those /v1 routes, the path's model in place of the body's (deployments.go).
 //   - POST /utils/token_counter — LiteLLM's local token count (tokencounter.go).
+//   - POST /spend/calculate — LiteLLM's cost calculator (spendcalculate.go).
 //   - POST/GET /api/v1/keys, GET/PATCH/DELETE /api/v1/keys/{key_id}, GET /api/v1/keys/self
 //     — virtual keys (keys.go): keys the caller issues, held to models and a budget kept in
 //     the store, which act for it on these routes and model selection only.
@@ -167,6 +168,7 @@ func Completions(g *completions.Gateway) Option {
 		s.openAIConversationRoutes(g)
 		s.passThroughEndpoints(g)
 		s.tokenCounterRoute(g)
+		s.spendCalculateRoute(g)
 		s.registerDeploymentRoutes() // after the /v1 routes they serve
 		s.AddErrorMapper(completionsError)
 		return nil

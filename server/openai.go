@@ -48,7 +48,7 @@ func errorEnvelopeOf(method, path string) errorEnvelope {
 		return envelopeGemini
 	case anthropicPath(path):
 		return envelopeAnthropic
-	case openAIPath(path) || litellmPath(path) || deploymentPath(path) || path == tokenCounterPath:
+	case openAIPath(path) || litellmPath(path) || deploymentPath(path) || path == tokenCounterPath || path == spendCalculatePath:
 		return envelopeOpenAI
 	}
 	return envelopeUniform

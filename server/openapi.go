@@ -241,7 +241,7 @@ func (s *Server) buildOpenAPI() []byte {
 			"description": "Model selection, custom router training and prediction, agent prompt optimization " +
 				"and chat completions. A failure body is {\"error\": kind, \"message\": text} (components/schemas/Error) on /api/v1, " +
 				"/v2 and the other native routes; OpenAI's envelope {\"error\": {\"message\", \"type\", \"param\", \"code\"}} (OpenAIError) " +
-				"on the OpenAI-compatible /v1 routes (and their Azure /openai/deployments/ and /engines/ forms and /utils/token_counter) and on LiteLLM's management routes (/key, /team, /user, /customer, /end_user, " +
+				"on the OpenAI-compatible /v1 routes (and their Azure /openai/deployments/ and /engines/ forms and /utils/token_counter, /spend/calculate) and on LiteLLM's management routes (/key, /team, /user, /customer, /end_user, " +
 				"/budget, /spend, /global/spend, /model/info, /model_group/info, /health) as LiteLLM's proxy answers them; " +
 				"Anthropic's {\"type\": \"error\", \"error\": {\"type\", \"message\"}} (AnthropicError) on /v1/messages; " +
 				"Google's {\"error\": {\"code\", \"message\", \"status\"}} (GeminiError) on the Gemini routes. " +

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// spendCalculatePath is LiteLLM's cost calculator route.
+const spendCalculatePath = "/spend/calculate"
+
+// spendCalculateRequest is the body of LiteLLM's POST /spend/calculate: a request's
+// model and messages (its cost before the call: the prompt's tokens, counted locally), or
+// an answer (its cost after the call: the usage it reports).
+type spendCalculateRequest struct {
+	Model              string                      `json:"model,omitempty" jsonschema:"description=the model priced: a model group (priced as its first deployment) or provider/model or a bare name; with messages"`
+	Messages           []completions.OpenAIMessage `json:"messages,omitempty" jsonschema:"description=OpenAI chat messages: their tokens counted as /utils/token_counter counts them\\, priced as prompt tokens (no completion)"`
+	CompletionResponse *spendCalculateAnswer       `json:"completion_response,omitempty" jsonschema:"description=an OpenAI chat completion (its model and usage): priced by the usage it reports"`
+}
+
+// spendCalculateAnswer is the part of a chat completion /spend/calculate prices.
+type spendCalculateAnswer struct {
+	Model string `json:"model" jsonschema:"description=the model that answered"`
+	Usage struct {
+		PromptTokens        int `json:"prompt_tokens" jsonschema:"description=the prompt's tokens\\, cache reads and writes included"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details,omitempty" jsonschema:"description=OpenAI's cached_tokens: the part of prompt_tokens read from the cache"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitempty" jsonschema:"description=Anthropic's (as LiteLLM reports it): the part of prompt_tokens written to the cache"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens,omitempty" jsonschema:"description=Anthropic's (as LiteLLM reports it): the part of prompt_tokens read from the cache"`
+	} `json:"usage"`
+}
+
+// spendCalculateResult is LiteLLM's answer: the cost in USD.
+type spendCalculateResult struct {
+	Cost float64 `json:"cost" jsonschema:"description=the cost in USD at the catalogue's prices (0 for a model it does not price)"`
+}
+
+// spendCalculateRoute registers LiteLLM's POST /spend/calculate: what a request would cost
+// (its prompt) or what an answer cost (its usage, cache reads and writes priced at their
+// rates), priced from the gateway's catalogue without calling any model.
+func (s *Server) spendCalculateRoute(g *completions.Gateway) {
+	s.Handle(Route{Method: "POST", Path: spendCalculatePath, Summary: "LiteLLM's cost calculator: the cost of a request's prompt or of an answer's usage, priced from the catalogue",
+		Tags: []string{"LiteLLM compatibility"}, Request: spendCalculateRequest{}, Response: spendCalculateResult{}, ScopedKeys: true,
+		Errors: map[int]string{
+			400: "neither model with messages nor completion_response, or a malformed message: the message names the field (param)",
+			403: "the key may not call the model",
+		}},
+		func(w http.ResponseWriter, r *http.Request) error { return s.handleSpendCalculate(g, w, r) })
+}
+
+func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	var req spendCalculateRequest
+	if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true, ValidationStatus: http.StatusBadRequest}); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	bad := func(param, format string, args ...any) error {
+		ae := Validation(http.StatusBadRequest, format, args...)
+		ae.Param = param
+		return s.openAIError(w, r, ae)
+	}
+	name := strings.TrimSpace(req.Model)
+	var u providers.Usage
+	switch {
+	case req.CompletionResponse != nil:
+		a := req.CompletionResponse
+		name = cmp.Or(strings.TrimSpace(a.Model), name)
+		if name == "" {
+			return bad("completion_response.model", "completion_response.model: is required")
+		}
+		cached := a.Usage.CacheReadInputTokens
+		if d := a.Usage.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+			cached = d.CachedTokens
+		}
+		if a.Usage.PromptTokens < 0 || a.Usage.CompletionTokens < 0 || cached < 0 || a.Usage.CacheCreationInputTokens < 0 {
+			return bad("completion_response.usage", "completion_response.usage: token counts must not be negative")
+		}
+		u = providers.Usage{PromptTokens: a.Usage.PromptTokens, CompletionTokens: a.Usage.CompletionTokens,
+			CachedTokens: min(cached, a.Usage.PromptTokens), CacheCreationTokens: min(a.Usage.CacheCreationInputTokens, a.Usage.PromptTokens-min(cached, a.Usage.PromptTokens))}
+	case name == "":
+		return bad("model", "model: is required (with messages), or give completion_response")
+	case len(req.Messages) == 0:
+		return bad("messages", "messages: at least one message is required (or give completion_response)")
+	}
+	counted, _ := tokenCounterModel(g, name)
+	if !g.Allows(completionsScope(r, time.Now()), name) {
+		return s.openAIError(w, r, fmt.Errorf("%w: %s", completions.ErrModelNotAllowed, name))
+	}
+	if req.CompletionResponse == nil {
+		chat := completions.OpenAIChatRequest{Model: name, Messages: req.Messages}
+		creq, err := chat.ToRequest()
+		if err != nil {
+			return s.openAIError(w, r, err)
+		}
+		u.PromptTokens = completions.EstimatePromptTokens(counted, creq)
+	}
+	writeJSON(w, http.StatusOK, spendCalculateResult{Cost: g.Prices().Cost(counted, u).TotalUSD})
+	return nil
+}
