@@ -14,8 +14,9 @@ const malformedSnippetLen = 120
 
 // malformedBody is the *Error (KindStreamBroken) of a success response whose body raw could
 // not be decoded (err, the decoder's error), saying what the body was rather than only that
-// it was malformed: empty, not JSON at all (an HTML page: a proxy's, a login portal's, a web
-// UI's at a base URL missing its /v1), or JSON cut short or broken. what names the body
+// it was malformed: empty, a stream (an upstream ignoring "stream": false), not JSON at all
+// (an HTML page: a proxy's, a login portal's, a web UI's at a base URL missing its /v1), or
+// JSON cut short or broken. what names the body
 // ("response body", "embeddings response").
 // head is the body, or its start when only that was kept, and size its whole length.
 func (c *call) malformedBody(head []byte, size int64, err error, what string) *Error {
@@ -28,6 +29,9 @@ func describeMalformed(head []byte, size int64, err error, what, contentType str
 	switch {
 	case len(body) == 0:
 		return "empty " + what + " (HTTP 200 with no JSON in it)"
+	case strings.HasPrefix(contentType, "text/event-stream") || bytes.HasPrefix(body, []byte("data:")) || bytes.HasPrefix(body, []byte("event:")):
+		return fmt.Sprintf("the %s is a stream (server-sent events, %s) where one JSON answer was asked for: %s; the upstream does not honour \"stream\": false",
+			what, contentTypeOrNone(contentType), snippet(body))
 	case body[0] != '{' && body[0] != '[':
 		return fmt.Sprintf("the %s is not JSON (%s): %s; check the provider's base URL (an OpenAI-compatible server's usually ends in /v1) and any proxy in between",
 			what, contentTypeOrNone(contentType), snippet(body))

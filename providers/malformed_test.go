@@ -12,7 +12,7 @@ import (
 )
 
 // TestMalformedSuccessBodySaysWhatItWas: a 200 whose body is an HTML page (a base URL
-// missing its /v1, a proxy's or a portal's page), empty, or JSON cut short is a
+// missing its /v1, a proxy's or a portal's page), empty, a stream, or JSON cut short is a
 // KindStreamBroken error saying which, with the page's start and the Content-Type, rather
 // than only "malformed response body"; a stream answered with such a page likewise.
 func TestMalformedSuccessBodySaysWhatItWas(t *testing.T) {
@@ -23,6 +23,7 @@ func TestMalformedSuccessBodySaysWhatItWas(t *testing.T) {
 	}{
 		{"html", "text/html", page, []string{"is not JSON", "Content-Type text/html", `"<!doctype html> <html><body>Welcome to nginx!`, "base URL"}},
 		{"empty", "application/json", "", []string{"empty response body"}},
+		{"stream", "text/event-stream", "data: {\"choices\":[]}\n\n", []string{"is a stream (server-sent events, Content-Type text/event-stream)", "does not honour"}},
 		{"cut short", "application/json", `{"id":"x","choices":[{"message":{"content":"hi"`, []string{"cut short", "ends after 47 bytes"}},
 	}
 	for _, f := range faultFormats {
