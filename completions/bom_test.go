@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,5 +27,20 @@ func TestGroupsAndGuardrailsSavedOnWindowsLoad(t *testing.T) {
 	gs, err := LoadGuardrails(write("guardrails.json", "[\n  {\"name\": \"m\", \"kind\": \"moderation\", \"mode\": \"pre_call\", \"default_on\": true, \"on_error\": \"allow\", \"categories\": [\"hate\"]}\n]\n"))
 	if err != nil || len(gs) != 1 || gs[0].Name != "m" {
 		t.Fatalf("LoadGuardrails = %+v, %v; want guardrail m", gs, err)
+	}
+}
+
+// TestEmptyGroupsAndGuardrailsSaySo: a --model-groups or --guardrails file holding nothing
+// is refused naming the file as empty (ErrInvalid), where it said "invalid JSON: EOF".
+func TestEmptyGroupsAndGuardrailsSaySo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.json")
+	if err := os.WriteFile(path, []byte(" \r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadModelGroups(path); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), path+" is empty") {
+		t.Errorf("LoadModelGroups(empty) = %v, want ErrInvalid naming the file as empty", err)
+	}
+	if _, err := LoadGuardrails(path); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), path+" is empty") {
+		t.Errorf("LoadGuardrails(empty) = %v, want ErrInvalid naming the file as empty", err)
 	}
 }

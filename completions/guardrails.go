@@ -597,5 +597,9 @@ func LoadGuardrails(path string) ([]GuardrailConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("completions: reading guardrails: %w", err)
 	}
-	return ParseGuardrails(bytes.TrimPrefix(b, utf8BOM))
+	b = bytes.TrimPrefix(b, utf8BOM)
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, invalid("guardrails", "%s is empty (a JSON array of guardrail objects is expected)", path)
+	}
+	return ParseGuardrails(b)
 }

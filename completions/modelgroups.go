@@ -380,7 +380,11 @@ func LoadModelGroups(path string) (map[string]ModelGroup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("completions: reading model groups: %w", err)
 	}
-	return ParseModelGroups(bytes.TrimPrefix(b, utf8BOM))
+	b = bytes.TrimPrefix(b, utf8BOM)
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("%w: %s is empty (a JSON object of group name to group is expected)", ErrInvalid, path)
+	}
+	return ParseModelGroups(b)
 }
 
 // IsModelGroup reports whether name is one of the gateway's model groups.

@@ -1,6 +1,7 @@
 package providers_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,5 +35,19 @@ func TestConfigFilesSavedOnWindowsLoad(t *testing.T) {
 	}
 	if p, ok := c.Lookup("custom/my-model"); !ok || p.InputPerToken != 1e-6 {
 		t.Errorf("Lookup(custom/my-model) = %+v, %v; want the file's price", p, ok)
+	}
+}
+
+// TestEmptyConfigFilesSaySo: a --providers-config or --prices-file holding nothing (a
+// ConfigMap's empty key, a redirect that failed) is refused saying the file is empty, where
+// it said "invalid JSON: EOF".
+func TestEmptyConfigFilesSaySo(t *testing.T) {
+	path := windowsFile(t, "providers.json", "\n")
+	if _, err := providers.LoadConfig(path); err == nil || !strings.Contains(err.Error(), path+" is empty") {
+		t.Errorf("LoadConfig(empty) = %v, want it naming the file as empty", err)
+	}
+	_, err := providers.LoadCatalog(path)
+	if !errors.Is(err, providers.ErrInvalidCatalog) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "the file is empty") {
+		t.Errorf("LoadCatalog(empty) = %v, want ErrInvalidCatalog naming the file as empty", err)
 	}
 }

@@ -464,7 +464,11 @@ func LoadCatalog(path string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("providers: reading price catalogue override: %w", err)
 	}
-	o, err := ParseCatalog(bytes.TrimPrefix(b, utf8BOM))
+	b = bytes.TrimPrefix(b, utf8BOM)
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("%s: %w: the file is empty (a JSON object of model name to prices is expected)", path, ErrInvalidCatalog)
+	}
+	o, err := ParseCatalog(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -523,7 +523,11 @@ func LoadConfig(path string) (*FileConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("providers: reading config: %w", err)
 	}
-	return ParseConfig(bytes.TrimPrefix(b, utf8BOM))
+	b = bytes.TrimPrefix(b, utf8BOM)
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, &ConfigError{Field: "(file)", Message: path + " is empty (a JSON object {\"providers\": [...]} is expected)"}
+	}
+	return ParseConfig(b)
 }
 
 // ParseConfig parses and validates a provider configuration document.
