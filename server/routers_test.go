@@ -199,8 +199,13 @@ func TestRoutersBadRequests(t *testing.T) {
 	}
 	wantError(t, do(t, e.h, "GET", "/api/v1/routers/train/status", testKey, ""), 422, KindValidation, "task_id")
 	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models?model_id=", testKey, ""), 422, KindValidation, "model_id")
-	wantError(t, do(t, e.h, "GET", "/api/v1/routers/train/status?task_id=tj_nope", testKey, ""), 404, KindNotFound, "tj_nope")
-	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models?model_id=rm_nope", testKey, ""), 404, KindNotFound, "rm_nope")
+	// An unknown id's 404 names the field that carried it, as the other routes' do.
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/train/status?task_id=tj_nope", testKey, ""), 404, KindNotFound, `task_id: training job "tj_nope" not found`)
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/train/cancel?task_id=tj_nope", testKey, ""), 404, KindNotFound, `task_id: training job "tj_nope"`)
+	wantError(t, do(t, e.h, "DELETE", "/api/v1/routers/train/jobs/tj_nope", testKey, ""), 404, KindNotFound, `task_id: training job "tj_nope"`)
+	wantError(t, do(t, e.h, "GET", "/api/v1/routers/models?model_id=rm_nope", testKey, ""), 404, KindNotFound, `model_id: router model "rm_nope" not found`)
+	wantError(t, do(t, e.h, "POST", "/api/v1/routers/predict", testKey, `{"model_id": "rm_nope", "inputs": ["a"]}`), 404, KindNotFound, `model_id: router model "rm_nope"`)
+	wantError(t, do(t, e.h, "DELETE", "/api/v1/routers/models/rm_nope", testKey, ""), 404, KindNotFound, `model_id: router model "rm_nope"`)
 
 	// A file with a bad header is accepted at submit and fails the job, naming file and row.
 	bad := e.files.URL + "/broken.csv"

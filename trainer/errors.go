@@ -78,7 +78,7 @@ func invalid(field, format string, args ...any) error {
 type archivedError struct{ modelID string }
 
 func (e *archivedError) Error() string {
-	return fmt.Sprintf("router model %s was archived after a year without use; train a new router", e.modelID)
+	return fmt.Sprintf("model_id: router model %s was archived after a year without use; train a new router", e.modelID)
 }
 
 func (e *archivedError) Is(target error) bool { return target == ErrArchived || target == ErrNotFound }
@@ -110,12 +110,20 @@ func (e *DatasetError) Error() string {
 // Is makes errors.Is(err, ErrDataset) true.
 func (e *DatasetError) Is(target error) bool { return target == ErrDataset }
 
-// notFoundError names what was not found; it matches ErrNotFound.
+// notFoundError names what was not found, after the request field that named it (task_id
+// for a training job, model_id for a router model, as the spec's operations call them);
+// it matches ErrNotFound.
 type notFoundError struct{ what, id string }
 
 func notFound(what, id string) error { return &notFoundError{what: what, id: id} }
 
-func (e *notFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.what, e.id) }
+func (e *notFoundError) Error() string {
+	field := "model_id"
+	if e.what == "training job" {
+		field = "task_id"
+	}
+	return fmt.Sprintf("%s: %s %q not found", field, e.what, e.id)
+}
 
 func (e *notFoundError) Is(target error) bool { return target == ErrNotFound }
 
