@@ -293,6 +293,9 @@ func splitModels(cell string) []string {
 		if json.Unmarshal([]byte(cell), &list) == nil {
 			return list
 		}
+		if list, ok := pythonList(cell); ok {
+			return list
+		}
 	}
 	var out []string
 	for _, m := range strings.Split(cell, ",") {
@@ -301,6 +304,31 @@ func splitModels(cell string) []string {
 		}
 	}
 	return out
+}
+
+// pythonList reads a cell holding a Python list of strings, ['a/x', 'b/y'], as pandas'
+// DataFrame.to_csv writes a column of lists (Not Diamond's users build their data in
+// pandas); ok is false for anything else, which is then read as comma-separated names.
+func pythonList(cell string) (list []string, ok bool) {
+	inner, found := strings.CutPrefix(cell, "[")
+	if inner, found = strings.CutSuffix(inner, "]"); !found {
+		return nil, false
+	}
+	if strings.TrimSpace(inner) == "" {
+		return []string{}, true
+	}
+	for _, item := range strings.Split(inner, ",") {
+		item = strings.TrimSpace(item)
+		if len(item) < 2 || (item[0] != '\'' && item[0] != '"') || item[len(item)-1] != item[0] {
+			return nil, false
+		}
+		item = item[1 : len(item)-1]
+		if strings.ContainsAny(item, "'\"\\") {
+			return nil, false
+		}
+		list = append(list, item)
+	}
+	return list, true
 }
 
 // validText is s with each byte that is not part of valid UTF-8 replaced by U+FFFD, as

@@ -41,6 +41,13 @@ func TestParseFormats(t *testing.T) {
 			want: []Record{{Problem: "q1", CorrectModels: []string{"a/b"}, Task: "mmlu"}, {Problem: "q2", CorrectModels: []string{"a/b"}}},
 		},
 		{
+			// pandas' DataFrame.to_csv writes a list column as Python lists, with an index column.
+			name: "csv of pandas lists", url: "https://x.test/p.csv",
+			data: ",problem,correct_models\n0,q1,\"['openai/gpt-4o', 'anthropic/claude-3']\"\n1,q2,[]\n2,q3,\"[\"\"a/b\"\"]\"\n3,q4,['a/b']\n",
+			want: []Record{{Problem: "q1", CorrectModels: []string{"openai/gpt-4o", "anthropic/claude-3"}}, {Problem: "q2", CorrectModels: []string{}},
+				{Problem: "q3", CorrectModels: []string{"a/b"}}, {Problem: "q4", CorrectModels: []string{"a/b"}}},
+		},
+		{
 			name: "models with nested slashes", url: "https://x.test/a.csv",
 			data: "correct_models,problem\ntogether/meta-llama/Llama-3-70b,hi\n",
 			want: []Record{{Problem: "hi", CorrectModels: []string{"together/meta-llama/Llama-3-70b"}}},
