@@ -165,6 +165,12 @@ func validateTarget(sessionID string, provider *Candidate, providerSet bool, rol
 	if !providerSet && provider.Name == "" && provider.Provider == "" && provider.Model == "" {
 		return invalid("provider", "is required: %s, e.g. {\"provider\": \"openai\", \"model\": \"gpt-4o\"}", role)
 	}
+	// A string without a slash is the llm_label model selection answered for a candidate
+	// given as {"name": ...}: the candidate of that name (unlike in a selection request,
+	// where a string must be provider/model).
+	if provider.shape == ShapeString && !strings.Contains(provider.Name, "/") && strings.TrimSpace(provider.Name) != "" {
+		provider.shape = ShapeName
+	}
 	return provider.normalise("provider")
 }
 
