@@ -66,9 +66,12 @@ def create_preference(name: Optional[str] = None, *, router_model_id: Optional[s
 def report_feedback(session_id: str, provider: Any, accuracy: int, *,
                     client: Optional[Client] = None) -> Dict[str, Any]:
     """Thumbs up (``accuracy=1``) or down (0) on ``provider`` (a candidate of the session:
-    ``{"provider", "model"}``, ``{"name"}`` or ``"provider/model"``). Returns
+    ``{"provider", "model"}``, ``{"name"}``, ``"provider/model"`` or the ``llm_label``
+    select_model answered). ``True``/``False`` count as 1 and 0. Returns
     ``{"session_id", "feedback", "provider", "personalized", ...}``."""
     c = client or Client()
+    if isinstance(accuracy, bool):  # the server takes a number: JSON true would be refused
+        accuracy = int(accuracy)
     return c.request("POST", "/api/v1/feedback", body={
         "session_id": session_id, "provider": _provider(provider), "feedback": {"accuracy": accuracy}})
 
