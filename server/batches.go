@@ -342,8 +342,8 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 	req.RemoteAddr = "batch"
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, req)
-	if ctx.Err() != nil && (rec.Code == 499 || rec.Code >= 500) {
-		return batch.Answer{}, ctx.Err() // cut by a shutdown: not an answer
+	if ctx.Err() != nil && (rec.Code == 499 || rec.Code >= 500) && !billed.Load() {
+		return batch.Answer{}, ctx.Err() // cut by a shutdown: not an answer (a billed one is kept)
 	}
 	ans := batch.Answer{StatusCode: rec.Code, RequestID: rec.Header().Get("X-Request-Id"), Body: rec.Body.Bytes(), Billed: billed.Load()}
 	if retryableStatus(rec.Code) && rec.Header().Get("X-Should-Retry") != "false" {

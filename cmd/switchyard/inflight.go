@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,20 +18,28 @@ const cutGrace = 2 * time.Second
 // closes their connections but does not wait for their handlers, whose last writes (the
 // request history, a virtual key's spend) would otherwise meet a closed store.
 type inflightHandlers struct {
-	h  http.Handler
-	wg sync.WaitGroup
+	h      http.Handler
+	wg     sync.WaitGroup
+	active atomic.Int64
 }
 
 // ServeHTTP implements http.Handler.
 func (f *inflightHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.wg.Add(1)
-	defer f.wg.Done()
+	f.active.Add(1)
+	defer func() {
+		f.active.Add(-1)
+		f.wg.Done()
+	}()
 	f.h.ServeHTTP(w, r)
 }
 
 // wait blocks until every handler has returned, or ctx ends; it reports whether they all
 // returned. Call it once the server accepts no more requests.
 func (f *inflightHandlers) wait(ctx context.Context) bool {
+	if f.active.Load() == 0 {
+		return true // also with a budget already spent (--shutdown-timeout 0)
+	}
 	done := make(chan struct{})
 	go func() {
 		f.wg.Wait()
