@@ -421,7 +421,8 @@ func (g *Gateway) groupTargets(name string, bare func(field, name string) (strin
 func (g *Gateway) groupTargetsIn(rt *routeTable, name string, bare func(field, name string) (string, error), serves func(providers.Provider) bool,
 	lacks func(field, provider, model string) error) ([]target, error) {
 	models := []string{name}
-	if grp, ok := rt.groups[name]; ok {
+	grp, isGroup := rt.groups[name]
+	if isGroup {
 		models = grp.Models
 	}
 	out := make([]target, 0, len(models))
@@ -433,9 +434,15 @@ func (g *Gateway) groupTargetsIn(rt *routeTable, name string, bare func(field, n
 		if !strings.Contains(s, "/") {
 			full, err := bare(field, s)
 			if err != nil {
+				if !isGroup && !g.servesAsked(name, "") {
+					return nil, notServed("model", name) // as LiteLLM's proxy refuses it
+				}
 				return nil, err
 			}
 			s = full
+		}
+		if !isGroup && !g.servesAsked(name, s) {
+			return nil, notServed("model", name)
 		}
 		pn, m, err := providers.ParseModel(s)
 		if err != nil {

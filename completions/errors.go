@@ -12,7 +12,7 @@ import (
 )
 
 // Errors of the gateway. Compare with errors.Is / errors.As. The HTTP server maps them:
-// ErrInvalid (and *ValidationError) → 422, ErrNotFound → 404, ErrModelNotAllowed → 403,
+// ErrInvalid (and *ValidationError) → 422 (ErrModelNotServed's → 400), ErrNotFound → 404, ErrModelNotAllowed → 403,
 // ErrBudgetExceeded → 429, *AllFailedError → 502 (404 on the OpenAI-compatible surface when
 // every model was unknown), *ContentFilterError → 400 (200 with finish_reason
 // "content_filter" on the OpenAI-compatible surface).
@@ -48,6 +48,11 @@ var (
 	// provider that nothing here serves (the OpenAI-compatible and Messages surfaces answer
 	// it 404, as OpenAI and Anthropic do for a model they do not have).
 	ErrUnknownModel = errors.New("completions: unknown model")
+	// ErrModelNotServed is the cause of the validation error for a model a request names
+	// that the configuration does not serve (Options.ListConfigured: not a model group, a
+	// group's member, a listed model nor a wildcard's), refused with LiteLLM's proxy's words
+	// ("Invalid model name passed in model=…"), which the server answers 400.
+	ErrModelNotServed = errors.New("completions: model not served by the configuration")
 	// ErrThreadNotFound is a Messages request continuing a message thread
 	// (AnthropicMessagesRequest.Thread): the gateway holds none, and refuses it as Anthropic
 	// refuses a thread it lost (404, error_code thread_not_found), on which Anthropic's SDKs

@@ -251,7 +251,10 @@ type Options struct {
 	// names — the model groups and Listed — in place of every catalogued model of every
 	// configured provider, as LiteLLM's /v1/models lists a config's model_list (a LiteLLM
 	// config's migrants' model pickers fill with what they configured, not the catalogue).
-	// Routing is unchanged: a catalogued model not listed is still served.
+	// A request naming a model it does not list (not a model group, a group's member, a
+	// listed model, a model of a listed "provider/*" nor a name a wildcard matches) is
+	// refused with a *ValidationError matching ErrModelNotServed, as LiteLLM's proxy refuses
+	// a model its model_list lacks; Serves says which names a request may use.
 	ListConfigured bool
 	// Listed, with ListConfigured, are the models listed besides the groups: a
 	// "provider/model", or "provider/*" for every catalogued model of the provider (chat,
@@ -721,13 +724,15 @@ func (g *Gateway) HasModel(model string) bool {
 }
 
 // ResolveModel returns the "provider/model" name stands for on the OpenAI-compatible
-// surfaces, and whether it can be routed to (HasModel): name itself when it names its
-// provider or a model group, else the one configured provider's catalogued model of that
-// name.
+// surfaces, and whether it can be routed to (HasModel) and, with Options.ListConfigured,
+// is what the configuration serves (a chat request naming it is not refused): name itself
+// when it names its provider or a model group, else the one configured provider's
+// catalogued model of that name.
 func (g *Gateway) ResolveModel(name string) (string, bool) {
 	if g.IsModelGroup(name) {
 		return name, true // a model group answers for itself
 	}
+	asked := name
 	if !strings.Contains(name, "/") {
 		full, _ := g.bareModel(name)
 		if full == "" {
@@ -737,7 +742,7 @@ func (g *Gateway) ResolveModel(name string) (string, bool) {
 	} else if full := g.providerWildcard(name); full != "" {
 		name = full
 	}
-	return name, g.HasModel(name)
+	return name, g.HasModel(name) && g.servesAsked(asked, name)
 }
 
 // bareModel returns the "provider/model" a model name without a provider stands for: the one

@@ -42,6 +42,9 @@ type routeTable struct {
 	wildcards []wildcardRoute
 	// listed are Routes.Listed.
 	listed []string
+	// served is what a request may name with Options.ListConfigured besides the groups
+	// (servedNames).
+	served servedNames
 }
 
 // newRouteTable checks r and builds its table; the counts of a member whose limits are
@@ -86,6 +89,7 @@ func newRouteTable(r Routes, old *routeTable) (*routeTable, error) {
 			}
 		}
 	}
+	rt.served = newServedNames(rt.groups, rt.listed)
 	return rt, nil
 }
 

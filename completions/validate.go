@@ -73,6 +73,9 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	if err := req.FaultPolicy.validate(); err != nil {
 		return nil, nil, err
 	}
+	if err := g.checkServed(req); err != nil {
+		return nil, nil, err
+	}
 	models, modelsFrom, group, groupName, err := g.expandGroups(req.Models, req.ephemeral, req.Tags, req.userAgent)
 	// A group none of whose members the tags select: as LiteLLM's router, whose tag error
 	// goes on to the group's fallbacks (and the request's) as any other failure does, its

@@ -126,6 +126,9 @@ func Completions(g *completions.Gateway) Option {
 						id, ok = rid, true
 					}
 				}
+				if ok && !g.Serves(r.PathValue("model")) {
+					ok = false // a LiteLLM config's: what it does not list is not served
+				}
 				if ok && !g.Allows(completionsScope(r, time.Time{}), id) {
 					ok = false // a scoped key sees only what it may call, as in the list
 				}
@@ -520,6 +523,10 @@ func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) 
 	if ae == nil {
 		return err
 	}
+	if errors.Is(err, completions.ErrModelNotServed) {
+		// LiteLLM's words start with the route ("/chat/completions: Invalid model name…").
+		ae.Message = strings.TrimPrefix(r.URL.Path, "/v1") + ": " + ae.Message
+	}
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		info.answeredErr = err
 	}
@@ -568,6 +575,12 @@ func completionsError(err error) *APIError {
 		ae := Errorf(http.StatusBadRequest, KindGuardrail, "%s", ge.Error())
 		ae.Extra = map[string]any{"guardrail": ge.Guardrail, "mode": ge.Mode}
 		ae.Param = "guardrails"
+		return ae
+	case errors.Is(err, completions.ErrModelNotServed) && errors.As(err, &ve):
+		// LiteLLM's proxy's 400 for a model its config does not serve (openAIError puts
+		// the route before it, as LiteLLM does).
+		ae := Errorf(http.StatusBadRequest, KindBadRequest, "%s", ve.Message)
+		ae.Param = ve.Field
 		return ae
 	case errors.Is(err, completions.ErrInvalid) && errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Error())

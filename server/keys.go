@@ -445,6 +445,10 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 		if strings.Contains(m, "*") {
 			continue // a pattern, as LiteLLM's keys take ("openai/*", "*")
 		}
+		if !g.Serves(m) {
+			// What a key may name is what a request may: a LiteLLM config's models only.
+			return l, invalid("models[%d]: %q is not a model or model group this server routes to (GET /v1/models lists them)", i, m)
+		}
 		if _, ok := g.ResolveModel(m); ok {
 			continue
 		}

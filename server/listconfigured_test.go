@@ -1,0 +1,115 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
+)
+
+// listConfiguredServer is completionsServer as --litellm-config wires its gateway
+// (Options.ListConfigured): model group "smart" of up/ok, alias "fast" of it, up/listed
+// listed (a model_name with '/'), and the wildcard "wild-*" routed to up/*; every other
+// model of provider up (whose models the catalogue does not enumerate) is not served.
+func listConfiguredServer(t *testing.T, configured bool) (string, *Server) {
+	hs, s, _ := completionsServerWith(t, func(o *completions.Options) {
+		o.ModelGroups = map[string]completions.ModelGroup{
+			"smart": {Models: []string{"up/ok"}, Fallbacks: []string{"up/ok2"}},
+			"fast":  {Models: []string{"up/ok"}},
+			"pair":  {Models: []string{"up/ok2"}},
+		}
+		o.ListConfigured = configured
+		o.Listed = []string{"up/listed"}
+		o.Wildcards = []completions.Wildcard{{Pattern: "wild-*", Model: "up/*"}}
+	})
+	return hs.URL, s
+}
+
+// A LiteLLM config's gateway serves what GET /v1/models lists and nothing else: a model it
+// does not name is refused on every route that names a model with LiteLLM's proxy's 400
+// ("/chat/completions: Invalid model name passed in model=…"), before any upstream call,
+// and a key may not be issued for it; the groups, an alias, a group's member (a
+// deployment's model), a listed name and a wildcard's names are served.
+func TestListConfiguredRefusesUnlistedModels(t *testing.T) {
+	url, _ := listConfiguredServer(t, true)
+	chat := func(model string) string {
+		return `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}`
+	}
+	for _, m := range []string{"smart", "fast", "up/ok", "up/ok2", "up/listed", "wild-x"} {
+		resp, b := do2(t, "POST", url+"/v1/chat/completions", testKey, chat(m), nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("chat %s: %d %s, want 200", m, resp.StatusCode, b)
+		}
+	}
+	for _, c := range []struct{ path, route, body string }{
+		{"/v1/chat/completions", "/chat/completions", chat("up/other")},
+		{"/v1/chat/completions", "/chat/completions", chat("gpt-4o-mini")},
+		{"/v1/completions", "/completions", `{"model":"up/other","prompt":"hi"}`},
+		{"/v1/responses", "/responses", `{"model":"up/other","input":"hi"}`},
+		{"/v1/embeddings", "/embeddings", `{"model":"up/other","input":"hi"}`},
+		{"/v1/images/generations", "/images/generations", `{"model":"up/other","prompt":"a cat"}`},
+		{"/v1/audio/speech", "/audio/speech", `{"model":"up/other","input":"hi","voice":"alloy"}`},
+		{"/v1/moderations", "/moderations", `{"model":"up/other","input":"hi"}`},
+	} {
+		resp, b := do2(t, "POST", url+c.path, testKey, c.body, nil)
+		e := wantOpenAIError(t, c.path, resp, b, http.StatusBadRequest, "invalid_request_error", "400")
+		model := strings.SplitN(strings.SplitN(c.body, `"model":"`, 2)[1], `"`, 2)[0]
+		want := c.route + ": Invalid model name passed in model=" + model + ". Call `/v1/models` to view available models for your key."
+		if e.Message != want {
+			t.Errorf("%s: message %q, want %q", c.path, e.Message, want)
+		}
+		if e.Param == nil || *e.Param != "model" {
+			t.Errorf("%s: param %v, want model", c.path, e.Param)
+		}
+	}
+	// A request's fallback the config does not serve is refused as well.
+	resp, b := do2(t, "POST", url+"/v1/chat/completions", testKey, `{"model":"smart","fallbacks":["up/other"],"messages":[{"role":"user","content":"hi"}]}`, nil)
+	wantOpenAIError(t, "fallbacks", resp, b, http.StatusBadRequest, "invalid_request_error", "400")
+	// Anthropic's and Google's surfaces refuse it too, each in its own envelope.
+	resp, b = do2(t, "POST", url+"/v1/messages", testKey, `{"model":"up/other","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, nil)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "Invalid model name passed in model=up/other") {
+		t.Errorf("messages: %d %s", resp.StatusCode, b)
+	}
+	resp, b = do2(t, "POST", url+"/v1beta/models/up/other:generateContent", testKey, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, nil)
+	if resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "up/other") {
+		t.Errorf("gemini: %d %s", resp.StatusCode, b)
+	}
+	// GET /v1/models/{model} answers as the request path does.
+	for m, want := range map[string]int{"up/other": 404, "up/listed": 200, "smart": 200, "wild-y": 200} {
+		if resp, b := do2(t, "GET", url+"/v1/models/"+m, testKey, "", nil); resp.StatusCode != want {
+			t.Errorf("GET /v1/models/%s: %d %s, want %d", m, resp.StatusCode, b, want)
+		}
+	}
+	// What a key may name is what is served.
+	for body, want := range map[string]int{
+		`{"models":["up/other"]}`:                  http.StatusBadRequest,
+		`{"models":["smart","up/ok","up/listed"]}`: http.StatusOK,
+		`{"models":["wild-z","fast"]}`:             http.StatusOK,
+		`{"models":["up/*"]}`:                      http.StatusOK, // a pattern, as LiteLLM's keys take
+		`{"models":["gpt-4o-mini"]}`:               http.StatusBadRequest,
+	} {
+		resp, b := do2(t, "POST", url+"/key/generate", testKey, body, nil)
+		if resp.StatusCode != want {
+			t.Errorf("/key/generate %s: %d %s, want %d", body, resp.StatusCode, b, want)
+		}
+	}
+	resp, b = do2(t, "POST", url+"/team/new", testKey, `{"models":["up/other"]}`, nil)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("/team/new up/other: %d %s, want 400", resp.StatusCode, b)
+	}
+}
+
+// Without a LiteLLM config (ListConfigured false) any model of a configured provider is
+// served, as before.
+func TestWithoutListConfiguredEveryProviderModelIsServed(t *testing.T) {
+	url, _ := listConfiguredServer(t, false)
+	resp, b := do2(t, "POST", url+"/v1/chat/completions", testKey, `{"model":"up/other","messages":[{"role":"user","content":"hi"}]}`, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("chat up/other: %d %s", resp.StatusCode, b)
+	}
+	resp, b = do2(t, "POST", url+"/key/generate", testKey, `{"models":["up/other"]}`, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/key/generate up/other: %d %s", resp.StatusCode, b)
+	}
+}
