@@ -107,7 +107,7 @@ func (g *Gateway) Deployments() []Deployment {
 	for _, kind := range []struct {
 		mode   string
 		models []string
-	}{{ModeChat, g.Models()}, {ModeEmbedding, g.EmbeddingModels()}, {ModeRerank, g.RerankModels()}} {
+	}{{ModeChat, g.named(g.Models())}, {ModeEmbedding, g.named(g.EmbeddingModels())}, {ModeRerank, g.named(g.RerankModels())}} {
 		for _, m := range kind.models {
 			out = append(out, g.deployment(m, m, kind.mode))
 		}

@@ -9,7 +9,8 @@ import (
 
 // ListedModels is what the gateway lists (GET /v1/models and its kin): its model groups,
 // then either every chat, embedding and rerank model the catalogue lists of a configured
-// provider, or with Options.ListConfigured the models Options.Listed names ("provider/*"
+// provider the configuration names (providers.IsNamed: not ollama's when nothing says it
+// runs here), or with Options.ListConfigured the models Options.Listed names ("provider/*"
 // expanded to the provider's catalogued models). Each name once, groups first.
 func (g *Gateway) ListedModels() []string {
 	out := slices.Clone(g.ModelGroups())
@@ -26,9 +27,9 @@ func (g *Gateway) ListedModels() []string {
 		}
 	}
 	if !g.opts.ListConfigured {
-		add(g.Models())
-		add(g.EmbeddingModels())
-		add(g.RerankModels())
+		add(g.named(g.Models()))
+		add(g.named(g.EmbeddingModels()))
+		add(g.named(g.RerankModels()))
 		return out
 	}
 	add(g.configuredListed())
@@ -54,6 +55,23 @@ func (g *Gateway) configuredListed() []string {
 				out = append(out, c)
 			}
 		}
+	}
+	return out
+}
+
+// named drops from models ("provider/model") those of a provider the configuration does
+// not name (providers.IsNamed: ollama's catalogued models when nothing says it runs here),
+// which the native listings leave out; they are still served.
+func (g *Gateway) named(models []string) []string {
+	out := models[:0:0]
+	for _, m := range models {
+		prov, _, err := providers.ParseModel(m)
+		if err == nil {
+			if p, err := g.opts.Providers.Lookup(prov); err == nil && p != nil && !providers.IsNamed(p) {
+				continue
+			}
+		}
+		out = append(out, m)
 	}
 	return out
 }

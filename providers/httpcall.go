@@ -33,6 +33,10 @@ type Config struct {
 	// KeyOptional lets requests go out without a key (local servers such as Ollama).
 	// Otherwise a missing key fails every call with KindAuth before anything is sent.
 	KeyOptional bool
+	// Unnamed marks a keyless preset the environment does not name (FromEnv: no key and
+	// no base URL set, such as ollama on a machine that may run none): it is served, but
+	// the gateway's native listings leave its catalogued models out (IsNamed).
+	Unnamed bool
 	// KeyEnv names the environment variable the key is conventionally read from; it only
 	// appears in the "no API key" error message.
 	KeyEnv string

@@ -118,6 +118,9 @@ func NewOpenAI(cfg Config) *OpenAI {
 // Name returns the provider prefix.
 func (o *OpenAI) Name() string { return o.ep.cfg.Name }
 
+// unnamed is Config.Unnamed (IsNamed).
+func (o *OpenAI) unnamed() bool { return o.ep.cfg.Unnamed }
+
 // Configured reports whether an API key is set or the provider needs none.
 func (o *OpenAI) Configured() bool {
 	return o.ep.missing == "" && (o.ep.cfg.APIKey != "" || o.ep.cfg.KeyOptional)

@@ -80,6 +80,15 @@ func IsConfigured(p Provider) bool {
 	return !ok || c.Configured()
 }
 
+// IsNamed reports whether p's configuration names it: false only for a keyless preset
+// the environment says nothing of (Config.Unnamed: ollama without OLLAMA_BASE_URL or
+// OLLAMA_API_KEY), whose catalogued models a listing should not offer, as nobody may run
+// it; it is still served.
+func IsNamed(p Provider) bool {
+	u, ok := p.(interface{ unnamed() bool })
+	return !ok || !u.unnamed()
+}
+
 // RoutableAs says how a model string of p (without its provider prefix) is matched against
 // the catalogue's list of p's models: listed is the name to look for there (model itself
 // for most providers; for Bedrock the model id without LiteLLM's converse/ prefix or a
@@ -199,6 +208,7 @@ func FromEnv(getenv func(string) string, opts Options) *Registry {
 			Rerank: p.Rerank, RerankPath: p.RerankPath, RerankOnly: p.RerankOnly,
 		})
 		cfg.APIKey = p.key(getenv)
+		cfg.Unnamed = p.KeyOptional && cfg.APIKey == "" && strings.TrimSpace(getenv(p.BaseURLEnv)) == ""
 		if p.Format == FormatBedrock {
 			cfg.AWS = awsFromEnv(getenv, "", "", "", "", "", false)
 		}

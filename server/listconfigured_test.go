@@ -1,11 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // listConfiguredServer is completionsServer as --litellm-config wires its gateway
@@ -112,4 +114,58 @@ func TestWithoutListConfiguredEveryProviderModelIsServed(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("/key/generate up/other: %d %s", resp.StatusCode, b)
 	}
+}
+
+// The keyless ollama preset needs no key, but a server whose environment says nothing of
+// it (no OLLAMA_BASE_URL, no OLLAMA_API_KEY) may run no ollama: GET /v1/models and
+// /model/info leave its catalogued models out then, and list them once OLLAMA_BASE_URL
+// names it; either way a request naming one is served.
+func TestUnnamedKeylessProviderIsNotListed(t *testing.T) {
+	for _, named := range []bool{false, true} {
+		env := map[string]string{}
+		if named {
+			env["OLLAMA_BASE_URL"] = "http://127.0.0.1:1"
+		}
+		hs, _, _ := completionsServerWith(t, func(o *completions.Options) {
+			o.Providers = providers.FromEnv(func(k string) string { return env[k] }, providers.Options{})
+		})
+		resp, b := do2(t, "GET", hs.URL+"/v1/models", testKey, "", nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /v1/models: %d %s", resp.StatusCode, b)
+		}
+		var list struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(b, &list); err != nil {
+			t.Fatal(err)
+		}
+		var ollama []string
+		for _, m := range list.Data {
+			if strings.HasPrefix(m.ID, "ollama/") {
+				ollama = append(ollama, m.ID)
+			}
+		}
+		if named != (len(ollama) > 0) {
+			t.Errorf("OLLAMA_BASE_URL set %v: /v1/models lists %d ollama models", named, len(ollama))
+		}
+		r := do2Info(t, hs.URL)
+		if named != strings.Contains(r, `"ollama/`) {
+			t.Errorf("OLLAMA_BASE_URL set %v: /model/info lists ollama models: %v", named, strings.Contains(r, `"ollama/`))
+		}
+		if resp, b := do2(t, "GET", hs.URL+"/v1/models/ollama/llama3", testKey, "", nil); resp.StatusCode != http.StatusOK {
+			t.Errorf("OLLAMA_BASE_URL set %v: GET /v1/models/ollama/llama3: %d %s, want 200 (served)", named, resp.StatusCode, b)
+		}
+	}
+}
+
+// do2Info is GET /model/info's body.
+func do2Info(t *testing.T, url string) string {
+	t.Helper()
+	resp, b := do2(t, "GET", url+"/model/info", testKey, "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /model/info: %d %s", resp.StatusCode, b)
+	}
+	return string(b)
 }
