@@ -525,7 +525,11 @@ func (s *Server) openAIError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	if errors.Is(err, completions.ErrModelNotServed) {
 		// LiteLLM's words start with the route ("/chat/completions: Invalid model name…").
-		ae.Message = strings.TrimPrefix(r.URL.Path, "/v1") + ": " + ae.Message
+		route := r.URL.Path
+		if rest, ok := strings.CutPrefix(route, "/v1/"); ok {
+			route = "/" + rest // /v1beta/… stays whole
+		}
+		ae.Message = route + ": " + ae.Message
 	}
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		info.answeredErr = err

@@ -74,7 +74,7 @@ func TestListConfiguredRefusesUnlistedModels(t *testing.T) {
 		t.Errorf("messages: %d %s", resp.StatusCode, b)
 	}
 	resp, b = do2(t, "POST", url+"/v1beta/models/up/other:generateContent", testKey, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`, nil)
-	if resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "up/other") {
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"/v1beta/models/up/other:generateContent: Invalid model name passed in model=up/other.`) {
 		t.Errorf("gemini: %d %s", resp.StatusCode, b)
 	}
 	// GET /v1/models/{model} answers as the request path does.
