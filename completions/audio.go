@@ -1,7 +1,6 @@
 package completions
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -339,7 +338,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	// answers report. A text answer is asked as JSON (verbose_json of the providers other
 	// than OpenAI, whose plain json reports no length) and answered as its text; an srt or
 	// vtt answer is measured by the uploaded WAV file's header or, as LiteLLM does, by its
-	// last cue's end. A key with a USD bound has its json asked as verbose_json too.
+	// last cue's end, whichever is later. A key with a USD bound has its json asked as verbose_json too.
 	usdBound := scope.Budget != nil && scope.Budget.costBound()
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
@@ -373,7 +372,9 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 				res.Body, res.ContentType = text, "text/plain; charset=utf-8"
 			}
 		case (asked == "srt" || asked == "vtt") && res.Usage.Seconds == 0 && res.Usage.InputTokens+res.Usage.OutputTokens == 0:
-			res.Usage.Seconds = cmp.Or(wavSeconds(r.File), cueSeconds(res.Body))
+			// The later of the two: a WAV header (which the caller writes) saying less than
+			// the cues heard is not taken at its word.
+			res.Usage.Seconds = max(wavSeconds(r.File), cueSeconds(res.Body))
 		}
 		out = res
 		return nil

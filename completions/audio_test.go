@@ -488,7 +488,10 @@ func TestUSDBoundKeysAreChargedForTextSRTAndVTT(t *testing.T) {
 		file                 []byte
 		seconds              float64
 	}{
-		{"srt of a WAV file", "srt", srt, wav, 30},
+		{"srt of a WAV file", "srt", "1\n00:00:00,000 --> 00:00:29,000\nhello\n", wav, 30},
+		// A header whose byte rate says less than the cues heard (a hand-made header) is
+		// not taken at its word: the last cue's end is the least the audio lasted.
+		{"srt of a WAV file whose header says less", "srt", srt, wavFile(8000, 1), 45.5},
 		{"srt of another file", "srt", srt, []byte("ID3"), 45.5},
 		{"vtt of another file", "vtt", vtt, []byte("ID3"), 45.5},
 	} {
