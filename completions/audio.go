@@ -336,7 +336,8 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	}
 	// A transcription is billed by the audio's length or its tokens, which only the JSON
 	// answers report. A text answer is asked as JSON (verbose_json of the providers other
-	// than OpenAI, whose plain json reports no length) and answered as its text; an srt or
+	// than OpenAI, whose plain json reports no length, except of the gpt-4o transcription
+	// models, which refuse it and report their usage in json) and answered as its text; an srt or
 	// vtt answer is measured by the uploaded WAV file's header or, as LiteLLM does, by its
 	// last cue's end, whichever is later. A key with a USD bound has its json asked as verbose_json too.
 	usdBound := scope.Budget != nil && scope.Budget.costBound()
@@ -353,9 +354,10 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		r := *preq
 		r.Model = t.model
 		asked := r.ResponseFormat
-		plain := usdBound && (asked == "" || asked == "json") && t.provider != "openai"
+		jsonSaysLength := t.provider == "openai" || transcribeModel(t.model)
+		plain := usdBound && (asked == "" || asked == "json") && !jsonSaysLength
 		switch {
-		case plain, asked == "text" && t.provider != "openai":
+		case plain, asked == "text" && !jsonSaysLength:
 			r.ResponseFormat = "verbose_json"
 		case asked == "text":
 			r.ResponseFormat = "json"
@@ -595,4 +597,11 @@ func plainTranscription(body []byte) []byte {
 		return body
 	}
 	return b
+}
+
+// transcribeModel reports whether model is one of OpenAI's gpt-4o transcription models
+// (gpt-4o-transcribe, gpt-4o-mini-transcribe, by whichever provider: Azure, a deployment
+// with a key of its own), which refuse verbose_json and say their usage in json.
+func transcribeModel(model string) bool {
+	return strings.HasPrefix(model, "gpt-4o") && strings.Contains(model, "-transcribe")
 }

@@ -552,3 +552,25 @@ func TestAudioRequestsCarryTags(t *testing.T) {
 		t.Fatalf("a bad tag: %v", err)
 	}
 }
+
+// TestTextTranscriptionOfGPT4oTranscribeIsAskedAsJSON: a text transcription of
+// gpt-4o-transcribe (or gpt-4o-mini-transcribe), which refuses verbose_json and says its
+// usage in json, is asked of the upstream as json also when the provider is not the openai
+// preset (a --litellm-config deployment with a key of its own, Azure).
+func TestTextTranscriptionOfGPT4oTranscribeIsAskedAsJSON(t *testing.T) {
+	up := newFakeAudioAPI(t)
+	reg := fakeRegistry{"openai-mine": providers.NewOpenAI(providers.Config{Name: "openai-mine", BaseURL: up.srv.URL + "/v1", APIKey: "k"})}
+	g, err := New(Options{Providers: reg, Prices: providers.DefaultCatalog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"openai-mine/gpt-4o-transcribe", "openai-mine/gpt-4o-mini-transcribe"} {
+		res, err := g.Transcribe(context.Background(), Scope{Owner: "k1"}, &TranscriptionRequest{Model: m, File: []byte("hi"), ResponseFormat: "text"})
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		if got := up.formats[len(up.formats)-1]; got != "json" || string(res.Body) != "heard hi\n" {
+			t.Errorf("%s: asked upstream as %q, answered %q; want json and the text", m, got, res.Body)
+		}
+	}
+}
