@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -71,6 +72,22 @@ func (g *Gateway) servesAsked(asked, full string) bool {
 	}
 	for i := range rt.wildcards {
 		if rt.wildcards[i].re.MatchString(asked) {
+			return true
+		}
+	}
+	return g.ownModel(asked)
+}
+
+// ownModel reports whether name is a model the gateway's own options call: a moderation
+// guardrail's model (DefaultModerationModel when it names none) or the semantic cache's
+// embedding model. The operator named those, as LiteLLM's guardrails and cache call their
+// models whatever the model_list holds, so a LiteLLM config need not list them.
+func (g *Gateway) ownModel(name string) bool {
+	if sc := g.opts.Cache.Semantic; sc != nil && sc.Model == name {
+		return true
+	}
+	for _, c := range g.opts.Guardrails {
+		if c.Kind == GuardrailModeration && cmp.Or(c.Model, DefaultModerationModel) == name {
 			return true
 		}
 	}
