@@ -53,21 +53,30 @@ func (s *Service) Reload(ctx context.Context, config []byte) error {
 	if err := s.checkProviders(cfg); err != nil {
 		return fmt.Errorf("deployments: reload: %w", err)
 	}
+	var old *configFile
+	return s.applySwapped(ctx, "config",
+		func() { old = s.file.Swap(&configFile{config: config, ids: idSet(cfg)}) },
+		func() { s.file.Store(old) })
+}
+
+// applySwapped runs swap under s.mu, then applies everything again (Sync, whether or not the
+// stored deployments changed). When that fails it runs undo the same way and applies what
+// was in force again (a failure of that logged, naming what), and returns the first error.
+func (s *Service) applySwapped(ctx context.Context, what string, swap, undo func()) error {
 	s.mu.Lock()
-	old := s.file.Load()
-	s.file.Store(&configFile{config: config, ids: idSet(cfg)})
-	s.applied = "" // applied again whether or not the stored deployments changed
+	swap()
+	s.applied = ""
 	s.mu.Unlock()
-	err = s.Sync(ctx)
+	err := s.Sync(ctx)
 	if err == nil {
 		return nil
 	}
 	s.mu.Lock()
-	s.file.Store(old)
+	undo()
 	s.applied = ""
 	s.mu.Unlock()
 	if rerr := s.Sync(ctx); rerr != nil {
-		s.log.ErrorContext(ctx, "deployments: reload: applying the config in force again", "err", rerr)
+		s.log.ErrorContext(ctx, "deployments: reload: applying the "+what+" in force again", "err", rerr)
 	}
 	return fmt.Errorf("deployments: reload: %w", err)
 }
@@ -98,23 +107,10 @@ func (s *Service) ReloadGroups(ctx context.Context, groups map[string]completion
 		}
 	}
 	groups = maps.Clone(groups)
-	s.mu.Lock()
-	old := s.groups.Load()
-	s.groups.Store(&groups)
-	s.applied = "" // applied again whether or not the stored deployments changed
-	s.mu.Unlock()
-	err = s.Sync(ctx)
-	if err == nil {
-		return nil
-	}
-	s.mu.Lock()
-	s.groups.Store(old)
-	s.applied = ""
-	s.mu.Unlock()
-	if rerr := s.Sync(ctx); rerr != nil {
-		s.log.ErrorContext(ctx, "deployments: reload: applying the model groups in force again", "err", rerr)
-	}
-	return fmt.Errorf("deployments: reload: %w", err)
+	var old *map[string]completions.ModelGroup
+	return s.applySwapped(ctx, "model groups",
+		func() { old = s.groups.Swap(&groups) },
+		func() { s.groups.Store(old) })
 }
 
 // SetOtherProviders names the providers configured otherwise (--providers-config's

@@ -60,11 +60,6 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 	if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true, ValidationStatus: http.StatusBadRequest}); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	bad := func(param, format string, args ...any) error {
-		ae := Validation(http.StatusBadRequest, format, args...)
-		ae.Param = param
-		return s.openAIError(w, r, ae)
-	}
 	name := strings.TrimSpace(req.Model)
 	var u providers.Usage
 	switch {
@@ -72,21 +67,21 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 		a := req.CompletionResponse
 		name = cmp.Or(strings.TrimSpace(a.Model), name)
 		if name == "" {
-			return bad("completion_response.model", "completion_response.model: is required")
+			return s.openAIBadParam(w, r, "completion_response.model", "completion_response.model: is required")
 		}
 		cached := a.Usage.CacheReadInputTokens
 		if d := a.Usage.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
 			cached = d.CachedTokens
 		}
 		if a.Usage.PromptTokens < 0 || a.Usage.CompletionTokens < 0 || cached < 0 || a.Usage.CacheCreationInputTokens < 0 {
-			return bad("completion_response.usage", "completion_response.usage: token counts must not be negative")
+			return s.openAIBadParam(w, r, "completion_response.usage", "completion_response.usage: token counts must not be negative")
 		}
 		u = providers.Usage{PromptTokens: a.Usage.PromptTokens, CompletionTokens: a.Usage.CompletionTokens,
 			CachedTokens: min(cached, a.Usage.PromptTokens), CacheCreationTokens: min(a.Usage.CacheCreationInputTokens, a.Usage.PromptTokens-min(cached, a.Usage.PromptTokens))}
 	case name == "":
-		return bad("model", "model: is required (with messages), or give completion_response")
+		return s.openAIBadParam(w, r, "model", "model: is required (with messages), or give completion_response")
 	case len(req.Messages) == 0:
-		return bad("messages", "messages: at least one message is required (or give completion_response)")
+		return s.openAIBadParam(w, r, "messages", "messages: at least one message is required (or give completion_response)")
 	}
 	counted, _ := tokenCounterModel(g, name)
 	if !g.Allows(completionsScope(r, time.Now()), name) {

@@ -49,23 +49,18 @@ func (s *Server) handleTokenCounter(g *completions.Gateway, w http.ResponseWrite
 	if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true, ValidationStatus: http.StatusBadRequest}); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	bad := func(param, format string, args ...any) error {
-		ae := Validation(http.StatusBadRequest, format, args...)
-		ae.Param = param
-		return s.openAIError(w, r, ae)
-	}
 	name := strings.TrimSpace(req.Model)
 	switch {
 	case name == "":
-		return bad("model", "model: is required")
+		return s.openAIBadParam(w, r, "model", "model: is required")
 	case req.Prompt == nil && req.Messages == nil:
-		return bad("messages", "prompt or messages must be provided")
+		return s.openAIBadParam(w, r, "messages", "prompt or messages must be provided")
 	case req.Prompt != nil && req.Messages != nil:
-		return bad("prompt", "prompt: give prompt or messages, not both")
+		return s.openAIBadParam(w, r, "prompt", "prompt: give prompt or messages, not both")
 	case req.Messages != nil && len(req.Messages) == 0:
-		return bad("messages", "messages: at least one message is required")
+		return s.openAIBadParam(w, r, "messages", "messages: at least one message is required")
 	case req.Prompt != nil && len(req.Tools) > 0:
-		return bad("tools", "tools: counted only beside messages, not with prompt")
+		return s.openAIBadParam(w, r, "tools", "tools: counted only beside messages, not with prompt")
 	}
 	counted, used := tokenCounterModel(g, name)
 	if !g.Allows(completionsScope(r, time.Now()), name) {
@@ -103,4 +98,12 @@ func tokenCounterModel(g *completions.Gateway, name string) (counted, used strin
 		return id, name
 	}
 	return name, name
+}
+
+// openAIBadParam answers a 400 in OpenAI's envelope whose param is param and whose message
+// is format with args (LiteLLM's utility routes: /utils/token_counter, /spend/calculate).
+func (s *Server) openAIBadParam(w http.ResponseWriter, r *http.Request, param, format string, args ...any) error {
+	ae := Validation(http.StatusBadRequest, format, args...)
+	ae.Param = param
+	return s.openAIError(w, r, ae)
 }
