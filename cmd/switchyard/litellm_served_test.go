@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// TestServeLiteLLMServesDeploymentModelNames: with --litellm-config, a request may name what
-// LiteLLM's proxy serves — a model_name, a model_group_alias, and a deployment's
-// litellm_params.model even when the deployment has an api_base of its own (LiteLLM's
-// router's deployment_names) — and is refused only for a model the config does not name.
+// TestServeLiteLLMServesDeploymentModelNames: with --litellm-config, a request may name a
+// model_name whose deployment has an api_base of its own, or a model_group_alias, and is
+// refused (400) for a model the config does not name. (A deployment's own
+// litellm_params.model name, which LiteLLM's router also serves, is not served here yet.)
 func TestServeLiteLLMServesDeploymentModelNames(t *testing.T) {
 	_, aURL := newScripted(t, "a", false)
 	dir := t.TempDir()
