@@ -38,6 +38,8 @@ func commands() []command {
 		{"predict", "rank models for texts with a trained router", runPredict},
 		{"optimize", "optimize an agent's system prompt and wait for the result", runOptimize},
 		{"cleanup", "run the router model lifecycle once on a stopped server's data (--dry-run: report only)", runCleanup},
+		{"backup", "copy a stopped server's database file whole (a running one writes its own: serve --backup-every, SIGUSR1), or check a backup (--verify FILE)", runBackup},
+		{"restore", "put a backup in place of a stopped server's database (--from FILE), keeping the file it replaces", runRestore},
 		{"chat", "chat with a model through a running server (streams; one-shot with a prompt, else interactive)", runChat},
 		{"jobs", "list your training and optimization jobs, or delete some (jobs delete ID...)", runJobs},
 		{"models", "list your router models, show one, or delete some", runModels},

@@ -115,6 +115,7 @@ type serveConfig struct {
 	LogFormat string
 	jobLimits                // per-key job limits and the download idle timeout (joblimits.go)
 	Batches   batchFlags     // the Files and Batch APIs (batchflags.go)
+	Backups   backupFlags    // the bbolt file's backups (backup_cmd.go)
 	Telemetry telemetryFlags // metrics and traces (telemetry.go)
 	Alerts    alertFlags     // webhook alerts (alerts.go)
 }
@@ -199,6 +200,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
 	c.jobLimits.register(fs)
 	c.Batches.register(fs)
+	c.Backups.register(fs)
 	c.Telemetry.register(fs)
 	c.Alerts.register(fs)
 	c.Cache.register(fs)
@@ -249,6 +251,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if err := parseFlags(fs, args, os.Getenv); err != nil {
 		return err
 	}
+	c.Backups.noteGiven(fs)
 	if err := c.checkFlags(worker); err != nil {
 		return &usageError{err: err}
 	}
@@ -296,6 +299,11 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	}
 	defer be.Close()
 	st := be.store
+	if be.bolt != nil {
+		// Deferred after the store's Close, so it runs first: a backup under way ends
+		// before the file closes.
+		defer c.Backups.startBackups(ctx, be.bolt, c.DataDir, log)()
+	}
 
 	var keys []string
 	for _, k := range strings.Split(os.Getenv("SWITCHYARD_API_KEYS"), ",") {
@@ -587,7 +595,8 @@ func (c *serveConfig) checkFlags(worker bool) error {
 // sets): numbers out of range and unknown words are refused naming the flag, before the data
 // directory is touched. A refusal is a command line error (exit 2).
 func (c *serveConfig) checkValues() error {
-	for _, check := range []func() error{c.Cache.check, c.Responses.check, c.Retention.check, c.Alerts.check, c.Batches.check} {
+	backups := func() error { return c.Backups.check(c.postgres()) }
+	for _, check := range []func() error{c.Cache.check, c.Responses.check, c.Retention.check, c.Alerts.check, c.Batches.check, backups} {
 		if err := check(); err != nil {
 			return err
 		}

@@ -77,6 +77,8 @@ type backend struct {
 	store *store.Store
 	// queue is nil with bbolt: the services then run jobs on their in-process pools.
 	queue *riverqueue.Queue
+	// bolt is the bbolt file's driver (nil with PostgreSQL), for serve's backups.
+	bolt *boltstore.Driver
 	// where describes the store for logs (never the password).
 	where string
 }
@@ -100,7 +102,7 @@ func (f *storeFlags) open(ctx context.Context, wrap func(store.Driver) store.Dri
 		if err != nil {
 			return &backend{where: path}, err
 		}
-		return &backend{store: store.New(wrap(d)), where: path}, nil
+		return &backend{store: store.New(wrap(d)), bolt: d, where: path}, nil
 	}
 	where := redactURL(f.URL)
 	opts := pgstore.Options{Schema: f.Schema}

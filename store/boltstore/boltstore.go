@@ -8,6 +8,10 @@
 // returning an error): a damaged file fails with an error matching store.ErrCorrupt that names
 // the file and says to restore it from a backup or move it aside. An empty file is a new
 // database.
+//
+// Backups: a running Driver writes a consistent copy of its file (WriteBackup, BackupTo;
+// Snapshots on a schedule); a file no process has open is copied by BackupFile, checked by
+// Verify and put back by Restore.
 package boltstore
 
 import (

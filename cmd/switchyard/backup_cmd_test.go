@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// backupsIn lists serve's backups under dir's backups directory.
+func backupsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "backups", "switchyard-*.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func waitBackups(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got := backupsIn(t, dir); len(got) >= n {
+			if len(got) > n {
+				t.Fatalf("%d backups, want %d: %v", len(got), n, got)
+			}
+			return got
+		}
+	}
+	t.Fatalf("%d backups after 20 s, want %d", len(backupsIn(t, dir)), n)
+	return nil
+}
+
+// TestServeBackupsAndRestore: serve writes a backup at start and one at SIGUSR1 while it
+// runs; `switchyard backup` refuses the running server's file saying how to get one;
+// `backup --verify` passes the backup; after the database file is damaged, `restore
+// --from` puts the backup back (keeping the damaged file aside) and serve starts on it
+// with the key and the virtual key it held.
+func TestServeBackupsAndRestore(t *testing.T) {
+	t.Setenv("SWITCHYARD_API_KEYS", "")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, stdout, done := startServe(t, ctx, dir)
+	m := keyRe.FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no key printed: %q", stdout.String())
+	}
+	key := m[1]
+	base := "http://" + addr
+	waitBackups(t, dir, 1) // at start: none was there
+
+	var vk struct {
+		Key   string `json:"key"`
+		Token string `json:"token"`
+	}
+	if code := postJSON(t, base+"/key/generate", key, `{"key_alias":"kept"}`, &vk); code != 200 || vk.Key == "" {
+		t.Fatalf("/key/generate: %d %+v", code, vk)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	snaps := waitBackups(t, dir, 2)
+	newest := snaps[len(snaps)-1]
+
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"backup", "--data", dir}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "SIGUSR1") {
+		t.Fatalf("backup of a running server's file: exit %d, %q", code, errb.String())
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d", code)
+	}
+
+	out.Reset()
+	if code := run(context.Background(), []string{"backup", "--verify", newest}, &out, &errb); code != 0 || !strings.Contains(out.String(), "consistent") {
+		t.Fatalf("backup --verify: exit %d, %q %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	offline := filepath.Join(t.TempDir(), "offline.db")
+	if code := run(context.Background(), []string{"backup", "--data", dir, "--out", offline}, &out, &errb); code != 0 || !strings.Contains(out.String(), offline) {
+		t.Fatalf("backup of a stopped server: exit %d, %q %q", code, out.String(), errb.String())
+	}
+
+	// Damage the database: serve refuses it.
+	db := filepath.Join(dir, "switchyard.db")
+	raw, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(db, raw[:len(raw)/2+1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "damaged") {
+		t.Fatalf("serve on a damaged file: exit %d, %q", code, errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"restore", "--data", dir}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "--from") {
+		t.Fatalf("restore without --from: exit %d, %q", code, errb.String())
+	}
+	if code := run(context.Background(), []string{"restore", "--data", dir, "--from", newest}, &out, &errb); code != 0 || !strings.Contains(out.String(), ".before-restore-") {
+		t.Fatalf("restore: exit %d, %q %q", code, out.String(), errb.String())
+	}
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	addr, stdout, done = startServe(t, ctx2, dir)
+	if keyRe.MatchString(stdout.String()) {
+		t.Fatalf("a new key was printed: the restored database lost the first one: %q", stdout.String())
+	}
+	if code, _ := get(t, "http://"+addr+"/key/info?key="+vk.Token, key); code != 200 {
+		t.Fatalf("the virtual key made before the backup, after the restore: /key/info %d", code)
+	}
+	cancel2()
+	<-done
+}
+
+// TestServeBackupFlags: values out of range, and backup flags beside a PostgreSQL store,
+// are command line errors (exit 2) naming the flag, before anything is opened.
+func TestServeBackupFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--backup-keep", "-1"}, "--backup-keep"},
+		{[]string{"--backup-every", "-1h"}, "--backup-every"},
+		{[]string{"--store", "postgres://nobody@127.0.0.1:1/none", "--backup-every", "1h"}, "pg_dump"},
+	} {
+		var out, errb bytes.Buffer
+		dir := t.TempDir()
+		code := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, tc.args...), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, %q", tc.args, code, errb.String())
+		}
+		if es, _ := os.ReadDir(dir); len(es) != 0 {
+			t.Errorf("%v: the data directory was touched: %v", tc.args, es)
+		}
+	}
+}

@@ -1,0 +1,359 @@
+package boltstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+const backupColl = store.Collection("backup_test")
+
+func openTestDriver(t *testing.T, path string) *Driver {
+	t.Helper()
+	d, err := OpenDriver(path, Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func putN(t *testing.T, d *Driver, from, to int, value string) {
+	t.Helper()
+	err := d.Update(context.Background(), func(tx store.Tx) error {
+		for i := from; i < to; i++ {
+			if err := tx.Put(context.Background(), backupColl, fmt.Sprintf("k%06d", i), []byte(value+fmt.Sprint(i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func keysOf(t *testing.T, path string) []store.Entry {
+	t.Helper()
+	d := openTestDriver(t, path)
+	defer d.Close()
+	es, err := d.List(context.Background(), backupColl, store.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// TestBackupWhileWriting: a backup taken while another goroutine keeps committing is one
+// transaction's view: the keys, written in order, form an unbroken prefix with every
+// value whole, and the copy passes Verify and opens as a database.
+func TestBackupWhileWriting(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDriver(t, filepath.Join(dir, "switchyard.db"))
+	defer d.Close()
+	putN(t, d, 0, 300, "v")
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 300; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := d.Put(context.Background(), backupColl, fmt.Sprintf("k%06d", i), []byte(strings.Repeat("x", 200)+fmt.Sprint(i))); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	copyPath := filepath.Join(dir, "backups", "copy.db")
+	n, err := d.BackupTo(context.Background(), copyPath)
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(copyPath); err != nil || fi.Size() != n || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("backup file: %v %v (wrote %d)", fi, err, n)
+	}
+	if err := Verify(context.Background(), copyPath, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	es := keysOf(t, copyPath)
+	if len(es) < 300 {
+		t.Fatalf("backup holds %d keys, want at least the 300 written before it", len(es))
+	}
+	for i, e := range es {
+		if e.Key != fmt.Sprintf("k%06d", i) || !strings.HasSuffix(string(e.Value), fmt.Sprint(i)) {
+			t.Fatalf("entry %d of the backup is %q=%q: not an unbroken prefix of the writes", i, e.Key, e.Value)
+		}
+	}
+}
+
+// TestBackupCancelledLeavesNothing: a cancelled backup returns the context's error and
+// leaves no file, not even its temporary one.
+func TestBackupCancelledLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDriver(t, filepath.Join(dir, "switchyard.db"))
+	defer d.Close()
+	putN(t, d, 0, 10, "v")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "out")
+	if _, err := d.BackupTo(ctx, filepath.Join(out, "b.db")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled backup: %v", err)
+	}
+	if es, _ := os.ReadDir(out); len(es) != 0 {
+		t.Fatalf("a cancelled backup left %v", es)
+	}
+}
+
+// TestBackupFileOfARunningDatabaseIsLocked: BackupFile and Restore refuse a file a
+// process holds open (store.ErrLocked) and change nothing; once it is closed both work.
+func TestBackupFileOfARunningDatabaseIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "switchyard.db")
+	d := openTestDriver(t, live)
+	putN(t, d, 0, 5, "live")
+	backup := filepath.Join(dir, "b.db")
+	short := Options{LockTimeout: 100 * time.Millisecond}
+	if _, err := BackupFile(context.Background(), live, backup, short); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("BackupFile of an open database: %v, want ErrLocked", err)
+	}
+	if _, err := d.BackupTo(context.Background(), backup); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(context.Background(), backup, live, short); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("Restore onto an open database: %v, want ErrLocked", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Fatalf("a refused restore left %v", entries)
+	}
+	putN(t, d, 5, 6, "live")
+	d.Close()
+	if n := len(keysOf(t, live)); n != 6 {
+		t.Fatalf("the live database holds %d keys after a refused restore, want 6", n)
+	}
+	if _, err := BackupFile(context.Background(), live, filepath.Join(dir, "c.db"), short); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(keysOf(t, filepath.Join(dir, "c.db"))); n != 6 {
+		t.Fatalf("offline backup holds %d keys, want 6", n)
+	}
+}
+
+// TestVerifyFindsDamage: Verify refuses an empty, a truncated and a garbled file with
+// store.ErrCorrupt naming it, and passes a whole one.
+func TestVerifyFindsDamage(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	d := openTestDriver(t, good)
+	putN(t, d, 0, 2000, strings.Repeat("p", 100))
+	d.Close()
+	if err := Verify(context.Background(), good, Options{}); err != nil {
+		t.Fatalf("a whole file: %v", err)
+	}
+	raw, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	garbled := append([]byte(nil), raw...)
+	// Overwrite every page after the meta pages' own with junk page headers: a branch or
+	// leaf page the tree reaches no longer reads as one.
+	for off := 4 * 4096; off+16 < len(garbled); off += 4096 {
+		copy(garbled[off:off+16], []byte("junkjunkjunkjunk"))
+	}
+	for name, p := range map[string]string{
+		"empty":     write("empty.db", nil),
+		"truncated": write("truncated.db", raw[:len(raw)/2+100]),
+		"garbled":   write("garbled.db", garbled),
+	} {
+		err := Verify(context.Background(), p, Options{})
+		if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s file: %v, want ErrCorrupt naming it", name, err)
+		}
+	}
+	if err := Verify(context.Background(), filepath.Join(dir, "missing.db"), Options{}); err == nil {
+		t.Error("a missing file passed Verify")
+	}
+}
+
+// TestRestoreKeepsTheReplacedFile: Restore installs the backup's data, keeps the file it
+// replaced beside it, refuses a damaged backup without touching the database, and
+// restores over a damaged database.
+func TestRestoreKeepsTheReplacedFile(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "switchyard.db")
+	d := openTestDriver(t, live)
+	putN(t, d, 0, 3, "old")
+	backup := filepath.Join(dir, "b.db")
+	if _, err := d.BackupTo(context.Background(), backup); err != nil {
+		t.Fatal(err)
+	}
+	putN(t, d, 3, 10, "newer")
+	d.Close()
+
+	damaged := filepath.Join(dir, "damaged.db")
+	if err := os.WriteFile(damaged, []byte("not a database at all, but long enough to try"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Restore(context.Background(), damaged, live, Options{}); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("restore of a damaged backup: %v", err)
+	}
+	if n := len(keysOf(t, live)); n != 10 {
+		t.Fatalf("a refused restore changed the database: %d keys", n)
+	}
+
+	aside, err := Restore(context.Background(), backup, live, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := keysOf(t, live); len(es) != 3 || string(es[2].Value) != "old2" {
+		t.Fatalf("restored database: %v", es)
+	}
+	if !strings.HasPrefix(aside, live+".before-restore-") {
+		t.Fatalf("aside = %q", aside)
+	}
+	if n := len(keysOf(t, aside)); n != 10 {
+		t.Fatalf("the replaced file kept aside holds %d keys, want 10", n)
+	}
+
+	// Over a damaged database (what a restore is for).
+	raw, _ := os.ReadFile(live)
+	if err := os.WriteFile(live, raw[:len(raw)-4096], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenDriver(live, Options{}); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("the cut file opened: %v", err)
+	}
+	aside2, err := Restore(context.Background(), backup, live, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if aside2 == aside {
+		t.Fatalf("the second restore put its replaced file over the first's (%s)", aside)
+	}
+	if n := len(keysOf(t, aside)); n != 10 {
+		t.Fatalf("the first restore's replaced file holds %d keys after a second restore, want 10", n)
+	}
+	if n := len(keysOf(t, live)); n != 3 {
+		t.Fatalf("restored over a damaged file: %d keys", n)
+	}
+}
+
+// TestSnapshotsKeepTheNewest: Take names each backup by its time, keeps the newest Keep
+// and leaves other files in the directory alone.
+func TestSnapshotsKeepTheNewest(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDriver(t, filepath.Join(dir, "switchyard.db"))
+	defer d.Close()
+	putN(t, d, 0, 3, "v")
+	backups := filepath.Join(dir, "backups")
+	if err := os.MkdirAll(backups, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(backups, "switchyard-handmade.db")
+	if err := os.WriteFile(other, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	s := &Snapshots{Driver: d, Dir: backups, Keep: 3, Now: func() time.Time { return clock }}
+	var taken []Snapshot
+	for i := range 5 {
+		putN(t, d, 3+i, 4+i, "v")
+		snap, err := s.Take(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken = append(taken, snap)
+		clock = clock.Add(time.Hour)
+	}
+	kept, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 3 || kept[0].Path != taken[2].Path || kept[2].Path != taken[4].Path {
+		t.Fatalf("kept %v, want the last three of %v", kept, taken)
+	}
+	if !kept[2].Taken.Equal(time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)) || filepath.Base(kept[2].Path) != "switchyard-20261129T070000.000Z.db" {
+		t.Fatalf("newest = %+v", kept[2])
+	}
+	if n := len(keysOf(t, kept[2].Path)); n != 8 {
+		t.Fatalf("newest backup holds %d keys, want 8", n)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("a file not named by Snapshots was removed: %v", err)
+	}
+	// Two in the same millisecond get names of their own.
+	a, err1 := s.Take(context.Background())
+	b, err2 := s.Take(context.Background())
+	if err1 != nil || err2 != nil || a.Path == b.Path {
+		t.Fatalf("two backups at one time: %v %v %v %v", a, b, err1, err2)
+	}
+}
+
+// TestSnapshotsRun: Run takes a backup at start when none is recent, one per request on
+// its channel, none at start when the newest kept is younger than Every, and returns when
+// its context ends.
+func TestSnapshotsRun(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDriver(t, filepath.Join(dir, "switchyard.db"))
+	defer d.Close()
+	putN(t, d, 0, 3, "v")
+	var mu sync.Mutex
+	clock := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); clock = clock.Add(time.Second); return clock }
+	s := &Snapshots{Driver: d, Dir: filepath.Join(dir, "backups"), Every: time.Hour, Keep: 10, Now: now}
+	count := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			kept, _ := s.List()
+			if len(kept) == want {
+				return
+			}
+			if len(kept) > want || time.Now().After(deadline) {
+				t.Fatalf("%d backups, want %d", len(kept), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	run := func() (chan struct{}, func()) {
+		ask := make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { s.Run(ctx, ask); close(done) }()
+		return ask, func() { cancel(); <-done }
+	}
+	ask, stop := run()
+	count(1) // none kept: one at start
+	ask <- struct{}{}
+	count(2)
+	stop()
+
+	// Restarted with a backup a few seconds old: none at start, one when asked.
+	ask, stop = run()
+	ask <- struct{}{}
+	count(3)
+	stop()
+	if kept, _ := s.List(); len(kept) != 3 {
+		t.Fatalf("%d backups after the restart, want 3 (none at start: the newest was seconds old)", len(kept))
+	}
+}

@@ -1,0 +1,17 @@
+//go:build !unix
+
+package boltstore
+
+import (
+	"time"
+)
+
+// lockFile takes a database file's lock: on systems without flock it opens the database
+// through bbolt, which locks it its own way, and closes it to unlock.
+func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
+	d, err := OpenDriver(path, Options{LockTimeout: timeout, NoGroupCommit: true})
+	if err != nil {
+		return nil, err
+	}
+	return func() { d.Close() }, nil
+}
