@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/boltstore"
 )
@@ -70,8 +72,11 @@ func (b *backupFlags) dir(dataDir string) string {
 
 // startBackups runs serve's backups of d until ctx ends (stop waits for a backup under
 // way). SIGUSR1 asks for one at once.
-func (b *backupFlags) startBackups(ctx context.Context, d *boltstore.Driver, dataDir string, log *slog.Logger) (stop func()) {
+func (b *backupFlags) startBackups(ctx context.Context, d *boltstore.Driver, dataDir string, log *slog.Logger, reg prometheus.Registerer) (stop func()) {
 	snaps := &boltstore.Snapshots{Driver: d, Dir: b.dir(dataDir), Every: b.Every, Keep: b.Keep, Logger: log}
+	if reg != nil {
+		snaps.Done = backupMetrics(reg)
+	}
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	asked := make(chan struct{})
@@ -101,6 +106,29 @@ func (b *backupFlags) startBackups(ctx context.Context, d *boltstore.Driver, dat
 		cancel()
 		<-done
 		<-done
+	}
+}
+
+// backupMetrics registers serve's backup metrics on reg and returns what counts a backup
+// in them: an alert on the last success's age catches a schedule that stopped working.
+func backupMetrics(reg prometheus.Registerer) func(boltstore.Snapshot, error) {
+	total := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_backups_total",
+		Help: "Backups of the bbolt database serve wrote (outcome ok) or failed to write (outcome failed)."}, []string{"outcome"})
+	last := prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchyard_backup_last_success_timestamp_seconds",
+		Help: "Unix time of the last backup serve wrote (0: none since start)."})
+	size := prometheus.NewGauge(prometheus.GaugeOpts{Name: "switchyard_backup_last_size_bytes",
+		Help: "Size of the last backup serve wrote."})
+	total.WithLabelValues("ok")
+	total.WithLabelValues("failed")
+	reg.MustRegister(total, last, size)
+	return func(s boltstore.Snapshot, err error) {
+		if err != nil {
+			total.WithLabelValues("failed").Inc()
+			return
+		}
+		total.WithLabelValues("ok").Inc()
+		last.Set(float64(time.Now().UnixNano()) / 1e9)
+		size.Set(float64(s.Size))
 	}
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +68,22 @@ func TestServeBackupsAndRestore(t *testing.T) {
 	}
 	snaps := waitBackups(t, dir, 2)
 	newest := snaps[len(snaps)-1]
+	var metrics string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if metrics = string(b); strings.Contains(metrics, `switchyard_backups_total{outcome="ok"} 2`) {
+			break
+		}
+	}
+	if !strings.Contains(metrics, `switchyard_backups_total{outcome="ok"} 2`) || !strings.Contains(metrics, `switchyard_backups_total{outcome="failed"} 0`) ||
+		strings.Contains(metrics, "switchyard_backup_last_success_timestamp_seconds 0\n") {
+		t.Fatalf("backup metrics after two backups:\n%s", grepLines(metrics, "backup"))
+	}
 
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"backup", "--data", dir}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "SIGUSR1") {
@@ -142,4 +160,15 @@ func TestServeBackupFlags(t *testing.T) {
 			t.Errorf("%v: the data directory was touched: %v", tc.args, es)
 		}
 	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/deployments"
 	"github.com/switchyard-ai/switchyard/litellmconfig"
@@ -302,7 +304,11 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if be.bolt != nil {
 		// Deferred after the store's Close, so it runs first: a backup under way ends
 		// before the file closes.
-		defer c.Backups.startBackups(ctx, be.bolt, c.DataDir, log)()
+		var reg prometheus.Registerer
+		if obs.metrics != nil {
+			reg = obs.metrics.Registry()
+		}
+		defer c.Backups.startBackups(ctx, be.bolt, c.DataDir, log, reg)()
 	}
 
 	var keys []string

@@ -320,7 +320,16 @@ func TestSnapshotsRun(t *testing.T) {
 	var mu sync.Mutex
 	clock := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); clock = clock.Add(time.Second); return clock }
-	s := &Snapshots{Driver: d, Dir: filepath.Join(dir, "backups"), Every: time.Hour, Keep: 10, Now: now}
+	var doneCalls []Snapshot
+	s := &Snapshots{Driver: d, Dir: filepath.Join(dir, "backups"), Every: time.Hour, Keep: 10, Now: now,
+		Done: func(snap Snapshot, err error) {
+			if err != nil {
+				t.Errorf("Done got %v", err)
+			}
+			mu.Lock()
+			doneCalls = append(doneCalls, snap)
+			mu.Unlock()
+		}}
 	count := func(want int) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
@@ -355,5 +364,10 @@ func TestSnapshotsRun(t *testing.T) {
 	stop()
 	if kept, _ := s.List(); len(kept) != 3 {
 		t.Fatalf("%d backups after the restart, want 3 (none at start: the newest was seconds old)", len(kept))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(doneCalls) != 3 || doneCalls[2].Size == 0 {
+		t.Fatalf("Done called for %v, want the 3 backups", doneCalls)
 	}
 }

@@ -32,6 +32,9 @@ type Snapshots struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now); tests set it.
 	Now func() time.Time
+	// Done, when set, is called after each backup Run takes, with it or its error (not
+	// for one a context's end stopped): serve counts them in its metrics.
+	Done func(Snapshot, error)
 }
 
 const (
@@ -124,10 +127,14 @@ func (s *Snapshots) Run(ctx context.Context, now <-chan struct{}) {
 	take := func(why string) {
 		start := time.Now()
 		snap, err := s.Take(ctx)
+		if err != nil && ctx.Err() != nil {
+			return // stopped, not failed
+		}
+		if s.Done != nil {
+			s.Done(snap, err)
+		}
 		if err != nil {
-			if ctx.Err() == nil {
-				log.Error("backup failed", "dir", s.Dir, "reason", why, "err", err)
-			}
+			log.Error("backup failed", "dir", s.Dir, "reason", why, "err", err)
 			return
 		}
 		log.Info("backup written", "path", snap.Path, "bytes", snap.Size, "reason", why, "took", time.Since(start).Round(time.Millisecond).String())
