@@ -118,6 +118,7 @@ type serveConfig struct {
 	jobLimits                // per-key job limits and the download idle timeout (joblimits.go)
 	Batches   batchFlags     // the Files and Batch APIs (batchflags.go)
 	Backups   backupFlags    // the bbolt file's backups (backup_cmd.go)
+	TLS       tlsFlags       // HTTPS on --addr (tlsflags.go)
 	Telemetry telemetryFlags // metrics and traces (telemetry.go)
 	Alerts    alertFlags     // webhook alerts (alerts.go)
 }
@@ -203,6 +204,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	c.jobLimits.register(fs)
 	c.Batches.register(fs)
 	c.Backups.register(fs)
+	c.TLS.register(fs)
 	c.Telemetry.register(fs)
 	c.Alerts.register(fs)
 	c.Cache.register(fs)
@@ -276,6 +278,13 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if err := c.checkValues(); err != nil {
 		return &usageError{err: err}
 	}
+	if c.TLS.enabled() {
+		leaf, err := c.TLS.load()
+		if err != nil {
+			return err
+		}
+		log.Info("tls: serving HTTPS", describe(leaf)...)
+	}
 	proxies, err := parsePrefixes(c.Conns.TrustedProxies)
 	if err != nil {
 		return &usageError{err: fmt.Errorf("--trusted-proxies: %w", err)}
@@ -333,10 +342,19 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	defer ln.Close()
 	if c.PublicURL == "" {
 		// A worker serves no links: artifact URLs are built by the replica that answers.
-		c.PublicURL = "http://" + publicAddr(ln.Addr())
+		c.PublicURL = map[bool]string{false: "http://", true: "https://"}[c.TLS.enabled()] + publicAddr(ln.Addr())
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
-	wiring := &wiring{cfg: c, store: st, queue: be.queue, log: log, gatewayURL: "http://" + loopbackAddr(ln.Addr()) + "/v1", obs: obs}
+	agentsLn := ln
+	if c.TLS.enabled() {
+		// Sandboxed agents call the gateway in plain HTTP, which they need no certificate
+		// to trust: on a loopback listener of their own.
+		if agentsLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return err
+		}
+		defer agentsLn.Close()
+	}
+	wiring := &wiring{cfg: c, store: st, queue: be.queue, log: log, gatewayURL: "http://" + loopbackAddr(agentsLn.Addr()) + "/v1", obs: obs}
 	if c.postgres() && c.Conns.LimitsSync > 0 {
 		// Replicas share their per-key rates; bbolt serves one process, which needs none.
 		wiring.limits = store.NewCounters(st, "limits")
@@ -417,6 +435,13 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 				if err := wiring.reloadConfig(ctx); err != nil {
 					log.Error("reload", "err", err)
 				}
+				if c.TLS.enabled() {
+					if leaf, err := c.TLS.load(); err != nil {
+						log.Error("reload: the certificate in force is kept", "err", err)
+					} else {
+						log.Info("tls: certificate reloaded", describe(leaf)...)
+					}
+				}
 			}
 		}
 	}()
@@ -440,7 +465,11 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if worker {
 		log.Info("switchyard worker running", "store", be.where, "workers", c.Workers, "agents_gateway", wiring.gatewayURL, "version", version)
 	} else {
-		log.Info("switchyard listening", "addr", ln.Addr().String(), "store", be.where, "workers", c.Workers, "version", version)
+		attrs := []any{"addr", ln.Addr().String(), "store", be.where, "workers", c.Workers, "version", version}
+		if c.TLS.enabled() {
+			attrs = append(attrs, "tls", true, "agents_gateway", wiring.gatewayURL)
+		}
+		log.Info("switchyard listening", attrs...)
 	}
 	if c.Console && !worker {
 		log.Info("web console", "url", c.PublicURL+"/console/")
@@ -457,7 +486,13 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		limits.PerClient = 0
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(server.LimitListenerWith(ln, limits)) }()
+	if c.TLS.enabled() {
+		hs.TLSConfig = c.TLS.config()
+		go func() { errc <- hs.ServeTLS(server.LimitListenerWith(ln, limits), "", "") }()
+		go hs.Serve(agentsLn) // ends with hs.Shutdown
+	} else {
+		go func() { errc <- hs.Serve(server.LimitListenerWith(ln, limits)) }()
+	}
 	select {
 	case err := <-errc:
 		srv.Close(context.Background())
@@ -594,7 +629,7 @@ func (c *serveConfig) checkFlags(worker bool) error {
 	if worker && c.Workers == 0 {
 		return errors.New("--workers must be at least 1 for switchyard worker")
 	}
-	return nil
+	return c.TLS.check(worker)
 }
 
 // checkValues checks the values of the flags (after a --litellm-config filled those it

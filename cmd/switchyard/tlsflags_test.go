@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// writeTestCert writes a self-signed certificate for 127.0.0.1 with the serial given, and
+// its key, to dir's cert.pem and key.pem (replacing them through a rename each, as a
+// certificate renewal tool does), and returns the certificate.
+func writeTestCert(t *testing.T, dir string, serial int64) *x509.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "switchyard test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, block := range map[string]*pem.Block{"cert.pem": {Type: "CERTIFICATE", Bytes: der}, "key.pem": {Type: "EC PRIVATE KEY", Bytes: kder}} {
+		tmp := filepath.Join(dir, name+".new")
+		if err := os.WriteFile(tmp, pem.EncodeToMemory(block), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestServeTLS: with --tls-cert and --tls-key serve answers HTTPS (HTTP/2 negotiated) and
+// refuses plain HTTP on --addr; sandboxed agents get a plain loopback gateway of their own
+// (the log's agents_gateway), which answers; SIGHUP serves a renewed certificate without a
+// restart, and a broken pair at SIGHUP keeps the one in force.
+func TestServeTLS(t *testing.T) {
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	certDir := t.TempDir()
+	first := writeTestCert(t, certDir, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, _, stderr, done := startServeWith(t, ctx, t.TempDir(), "--tls-cert", filepath.Join(certDir, "cert.pem"), "--tls-key", filepath.Join(certDir, "key.pem"))
+
+	served := func() (*x509.Certificate, *http.Response) {
+		t.Helper()
+		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr}).Get("https://" + addr + "/healthz")
+		if err != nil {
+			t.Fatal(err, stderr.String())
+		}
+		resp.Body.Close()
+		return resp.TLS.PeerCertificates[0], resp
+	}
+	got, resp := served()
+	if got.SerialNumber.Int64() != 1 || resp.StatusCode != 200 || resp.ProtoMajor != 2 {
+		t.Fatalf("https: serial %v, %d %s", got.SerialNumber, resp.StatusCode, resp.Proto)
+	}
+	// The certificate verifies as the one written (a client trusting it connects).
+	pool := x509.NewCertPool()
+	pool.AddCert(first)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	if resp, err := (&http.Client{Transport: tr}).Get("https://" + addr + "/healthz"); err != nil {
+		t.Fatalf("a client trusting the certificate: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	tr.CloseIdleConnections()
+	if resp, err := http.Get("http://" + addr + "/healthz"); err == nil && resp.StatusCode == 200 {
+		t.Fatal("plain HTTP answered 200 on the TLS listener")
+	}
+
+	m := regexp.MustCompile(`agents_gateway=(http://127\.0\.0\.1:\d+/v1)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no agents_gateway in the start log: %s", stderr.String())
+	}
+	if code, _ := get(t, m[1]+"/models", "k"); code != 200 {
+		t.Fatalf("the agents' plain gateway: GET /v1/models %d", code)
+	}
+
+	// Renewed: served after SIGHUP.
+	writeTestCert(t, certDir, 2)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if got, _ := served(); got.SerialNumber.Int64() == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the renewed certificate was not served after SIGHUP: %s", stderr.String())
+		}
+	}
+	// Broken: the renewed one stays.
+	if err := os.WriteFile(filepath.Join(certDir, "key.pem"), []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "the certificate in force is kept"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no log of the broken pair: %s", stderr.String())
+		}
+	}
+	if got, _ := served(); got.SerialNumber.Int64() != 2 {
+		t.Fatalf("after a broken pair at SIGHUP the served certificate is serial %v, want 2", got.SerialNumber)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestServeTLSFlags: one of the pair alone is a command line error (exit 2) naming the
+// other; an unreadable pair stops serve (exit 1) naming the flags, before the data
+// directory is touched.
+func TestServeTLSFlags(t *testing.T) {
+	certDir := t.TempDir()
+	writeTestCert(t, certDir, 1)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--tls-cert", filepath.Join(certDir, "cert.pem")}, 2, "--tls-cert needs --tls-key"},
+		{[]string{"--tls-key", filepath.Join(certDir, "key.pem")}, 2, "--tls-key needs --tls-cert"},
+		{[]string{"--tls-cert", filepath.Join(certDir, "missing.pem"), "--tls-key", filepath.Join(certDir, "key.pem")}, 1, "--tls-cert"},
+		{[]string{"--tls-cert", filepath.Join(certDir, "key.pem"), "--tls-key", filepath.Join(certDir, "cert.pem")}, 1, "--tls-cert"},
+	} {
+		var out, errb bytes.Buffer
+		dir := t.TempDir()
+		code := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, tc.args...), &out, &errb)
+		if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, %q", tc.args, code, errb.String())
+		}
+		if es, _ := os.ReadDir(dir); len(es) != 0 {
+			t.Errorf("%v: the data directory was touched: %v", tc.args, es)
+		}
+	}
+}
