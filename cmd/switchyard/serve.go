@@ -289,6 +289,19 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if err != nil {
 		return &usageError{err: fmt.Errorf("--trusted-proxies: %w", err)}
 	}
+	// The listen addresses too (a worker listens on a loopback port of its own): a typo exits
+	// 2 naming the flag before the store is opened, not 1 after.
+	addrName := addrFlag(args, "addr", os.Getenv)
+	if !worker {
+		if err := checkListenAddr(ctx, addrName, c.Addr); err != nil {
+			return err
+		}
+	}
+	if c.Telemetry.MetricsAddr != "" {
+		if err := checkListenAddr(ctx, addrFlag(args, "metrics-addr", os.Getenv), c.Telemetry.MetricsAddr); err != nil {
+			return err
+		}
+	}
 	if os.Getenv("GOGC") == "" && c.GCPercent != 0 {
 		// The live heap is small (price catalogue, cached router models), so Go's default of
 		// 100 collects every few thousand requests; a higher target halves the gateway's
@@ -337,7 +350,10 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		if worker {
+			return fmt.Errorf("listening on loopback for the agents' gateway: %w", err)
+		}
+		return listenError(addrName, addr, err)
 	}
 	defer ln.Close()
 	if c.PublicURL == "" {

@@ -184,7 +184,7 @@ func (o *observability) watchServices(w *wiring) {
 func (o *observability) serveMetrics(ctx context.Context, f telemetryFlags, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", f.MetricsAddr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr: %w", err)
+		return nil, listenError("--metrics-addr", f.MetricsAddr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.metrics.Handler(f.MetricsToken))
