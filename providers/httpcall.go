@@ -414,8 +414,35 @@ func (r *idleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ErrResponseTooLarge is matched by the *Error (KindBadResponse) of a success body larger
+// than the adapter reads of one: the upstream's answer is refused, the request was not at
+// fault (the gateway tries the next model, and answers 502 when none answers within it).
+var ErrResponseTooLarge = errors.New("providers: upstream answer larger than the cap")
+
+// tooLarge is the failure of a success body past limit: the upstream's fault, not the
+// request's, so KindBadResponse (another model is tried; the same one, which was likely
+// billed and would answer as much again, is not) rather than a 400 to the client.
+func (c *call) tooLarge(limit int64) *Error {
+	msg := fmt.Sprintf("the upstream's answer exceeded the %s cap on an answer's size", byteSize(limit))
+	if n := c.resp.ContentLength; n > limit {
+		msg += fmt.Sprintf(" (it announced %d bytes)", n)
+	}
+	return c.failure(KindBadResponse, msg, ErrResponseTooLarge)
+}
+
+// byteSize writes n as the caps are set: in MiB when a whole number of them, else bytes.
+func byteSize(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
 // readAll reads a whole (bounded) success body.
 func (c *call) readAll(limit int64) ([]byte, error) {
+	if c.resp.ContentLength > limit {
+		return nil, c.tooLarge(limit) // announced: nothing of it is read
+	}
 	var b []byte
 	var err error
 	if n := c.resp.ContentLength; n > 0 && n <= limit {
@@ -445,7 +472,7 @@ func (c *call) readAll(limit int64) ([]byte, error) {
 		return nil, c.readFailure(err, false)
 	}
 	if int64(len(b)) > limit {
-		return nil, &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: KindBadRequest, StatusCode: c.resp.StatusCode, Message: fmt.Sprintf("response body larger than %d bytes", limit)}
+		return nil, c.tooLarge(limit)
 	}
 	return b, nil
 }
@@ -454,11 +481,14 @@ func (c *call) readAll(limit int64) ([]byte, error) {
 // body itself: for answers, such as a large batch of embeddings, whose JSON is several
 // times the size of what it decodes to. A body that is not JSON is KindStreamBroken.
 func (c *call) decodeAll(limit int64, v any, what string) error {
+	if c.resp.ContentLength > limit {
+		return c.tooLarge(limit) // announced: nothing of it is read
+	}
 	r := &cappedReader{r: c.body, left: limit}
 	err := jsonv2.UnmarshalRead(r, v, upstreamJSON)
 	switch {
 	case r.over:
-		return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: KindBadRequest, StatusCode: c.resp.StatusCode, Message: fmt.Sprintf("response body larger than %d bytes", limit)}
+		return c.tooLarge(limit)
 	case r.err != nil:
 		return c.readFailure(r.err, false)
 	case err != nil:

@@ -25,6 +25,7 @@ const faultAnswer = "Paris is the capital of France."
 //	junk    one undecodable event        silent  no response at all
 //	      without text mid-answer       cont    continues an assistant prefix (prefix: true)
 //	refuse  400 to everything
+//	huge    a non-streamed answer announcing one byte more than the 32 MiB an answer may be
 type faultUpstream struct {
 	mu    sync.Mutex
 	calls map[string]int
@@ -73,6 +74,19 @@ func (u *faultUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "refuse":
 		w.WriteHeader(400)
 		fmt.Fprint(w, `{"error":{"message":"assistant prefill is not supported","type":"invalid_request_error"}}`)
+		return
+	case "huge":
+		// Generated as it is sent (spaces, which JSON allows before its value), from one
+		// small buffer; the gateway refuses it from its Content-Length and hangs up.
+		const size = 32<<20 + 1
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", fmt.Sprint(size))
+		pad := []byte(strings.Repeat(" ", 64<<10))
+		for left := size; left > 0; left -= len(pad) {
+			if _, err := w.Write(pad[:min(len(pad), left)]); err != nil {
+				return
+			}
+		}
 		return
 	}
 	if !body.Stream {
