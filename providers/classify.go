@@ -152,10 +152,13 @@ func trimMessage(msg string, secrets ...string) string {
 	return msg
 }
 
-// redactSecrets replaces every non-empty secret in msg with "[redacted]", the longest
-// first (so a secret containing another goes whole). It runs before a message is cut to
-// maxMessageLen: cut first, a long secret (an STS session token) or one straddling the cut
-// would keep the piece before the cut.
+// redactSecrets replaces every non-empty secret in msg with "[redacted]" (the same words
+// whatever the secret's length), the longest first (so a secret containing another goes
+// whole). It runs before a message is cut to maxMessageLen: cut first, a long secret (an STS
+// session token) or one straddling the cut would keep the piece before the cut. A secret
+// shorter than shortSecret goes where it stands alone (not inside a longer run of letters
+// and digits): replaced inside words too, a key "1" would turn "HTTP 401" into
+// "HTTP 40[redacted]", mangling every message and telling the key to whoever reads them.
 func redactSecrets(msg string, secrets []string) string {
 	var ss []string
 	for _, s := range secrets {
@@ -165,9 +168,47 @@ func redactSecrets(msg string, secrets []string) string {
 	}
 	sort.SliceStable(ss, func(i, j int) bool { return len(ss[i]) > len(ss[j]) })
 	for _, s := range ss {
-		msg = strings.ReplaceAll(msg, s, "[redacted]")
+		if len(s) >= shortSecret {
+			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		} else {
+			msg = replaceStandalone(msg, s, "[redacted]")
+		}
 	}
 	return msg
+}
+
+// shortSecret is the length under which a secret is redacted only where it stands alone.
+const shortSecret = 8
+
+// replaceStandalone replaces each occurrence of old in s that neither follows nor precedes
+// an ASCII letter or digit; an edge of old that is not a letter or digit itself needs no
+// such neighbour.
+func replaceStandalone(s, old, repl string) string {
+	var b strings.Builder
+	for i := 0; ; {
+		j := strings.Index(s[i:], old)
+		if j < 0 {
+			if b.Len() == 0 {
+				return s
+			}
+			b.WriteString(s[i:])
+			return b.String()
+		}
+		j += i
+		end := j + len(old)
+		if (j > 0 && isAlnum(old[0]) && isAlnum(s[j-1])) || (end < len(s) && isAlnum(old[len(old)-1]) && isAlnum(s[end])) {
+			b.WriteString(s[i : j+1]) // inside a word: step past its first byte
+			i = j + 1
+			continue
+		}
+		b.WriteString(s[i:j])
+		b.WriteString(repl)
+		i = end
+	}
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -107,3 +107,28 @@ func TestForwardKeepsCallerBetas(t *testing.T) {
 		t.Errorf("X-Team %q: want the configured value", got.Get("X-Team"))
 	}
 }
+
+// TestShortSecretHeadersRedacted: a header named as a credential is redacted from errors
+// whatever its length — a 4-byte proxy key, a 1-byte token — as "[redacted]", the same
+// words as for a long one, so neither the value nor its length shows; where a short value
+// stands inside a longer word or number ("HTTP 407" for a token "7") it is left, so the
+// message is not mangled into telling it. A short header of another name (a title) stays.
+func TestShortSecretHeadersRedacted(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		msg := "proxy said HTTP 407: key " + r.Header.Get("X-Proxy-Key") + " or token " + r.Header.Get("X-Auth-Token") +
+			" refused for " + r.Header.Get("X-Title") + "; long " + r.Header.Get("X-Long-Secret")
+		http.Error(w, `{"error":{"message":"`+msg+`"}}`, http.StatusUnauthorized)
+	}))
+	t.Cleanup(echo.Close)
+	p := providers.NewOpenAI(providers.Config{Name: "p", BaseURL: echo.URL, KeyOptional: true, Headers: map[string]string{
+		"X-Proxy-Key": "s3cr", "X-Auth-Token": "7", "X-Title": "app", "X-Long-Secret": "a-much-longer-proxy-secret"}})
+	_, err := p.Complete(context.Background(), hello("m"))
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v", err)
+	}
+	const want = "proxy said HTTP 407: key [redacted] or token [redacted] refused for app; long [redacted]"
+	if pe.Message != want {
+		t.Errorf("message %q, want %q", pe.Message, want)
+	}
+}

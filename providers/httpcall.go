@@ -119,10 +119,13 @@ func (e *endpoint) trim(msg string, extra ...string) string {
 
 func newEndpoint(cfg Config) endpoint {
 	e := endpoint{cfg: cfg, client: cfg.HTTPClient, idle: cfg.IdleTimeout, log: cfg.Logger}
-	for _, v := range cfg.Headers {
+	for k, v := range cfg.Headers {
 		// An extra header may carry a credential (a proxy's own key): never in a message.
-		if len(v) >= 8 {
-			e.secrets = append(e.secrets, v)
+		// One named as a credential is, whatever its length; any other of 8 bytes or more
+		// is too, since a credential may hide under any name (a shorter one is more likely
+		// a title or a flag, whose every mention would be cut).
+		if secretHeader(k) || len(v) >= shortSecret {
+			e.secrets = append(e.secrets, headerCredentials(k, v)...)
 		}
 	}
 	if e.client == nil {
@@ -193,22 +196,50 @@ type call struct {
 	secrets []string
 }
 
-// credentialHeaders are the request headers whose values are credentials.
-var credentialHeaders = []string{"Authorization", "Api-Key", "X-Api-Key", "X-Goog-Api-Key", "X-Amz-Security-Token"}
+// secretWords are the words a header's name has when its value is a credential:
+// Authorization, Proxy-Authorization, Api-Key, X-Api-Key, X-Goog-Api-Key,
+// X-Amz-Security-Token, a proxy's X-Auth-Token or X-Proxy-Secret, a Cookie.
+var secretWords = []string{"auth", "key", "token", "secret", "passw", "credential", "signature", "cookie", "session"}
 
-// sentCredentials are the credentials in h, to redact from a call's errors: each
-// credential header's value and, for Authorization, the part after its scheme. Values under
-// 8 characters are left out: redacting them would mangle messages and hides nothing.
+// secretHeader reports whether a header of this name carries a credential, so its value is
+// redacted from every message whatever its length.
+func secretHeader(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerCredentials are the strings to redact for a header's value: the value and, when it
+// is a scheme and a credential ("Bearer sk-…", "Basic dXNlcjpwYXNz"), the credential alone,
+// since a message may echo either.
+func headerCredentials(name, v string) []string {
+	if v == "" {
+		return nil
+	}
+	out := []string{v}
+	if _, cred, ok := strings.Cut(v, " "); ok && strings.Contains(strings.ToLower(name), "auth") {
+		if cred = strings.TrimSpace(cred); cred != "" {
+			out = append(out, cred)
+		}
+	}
+	return out
+}
+
+// sentCredentials are the credentials in h, to redact from a call's errors: the values of
+// every header named as a credential (secretHeader), whatever their length, and for an
+// Authorization the part after its scheme.
 func sentCredentials(h http.Header) []string {
 	var out []string
-	for _, k := range credentialHeaders {
-		v := h.Get(k)
-		if len(v) < 8 {
+	for k, vs := range h {
+		if !secretHeader(k) {
 			continue
 		}
-		out = append(out, v)
-		if _, cred, ok := strings.Cut(v, " "); ok && k == "Authorization" && len(cred) >= 8 {
-			out = append(out, cred)
+		for _, v := range vs {
+			out = append(out, headerCredentials(k, v)...)
 		}
 	}
 	return out
