@@ -51,7 +51,8 @@ type Answer struct {
 	Body json.RawMessage
 	// Retryable marks an answer the client may retry: a 429 (a rate or a budget admission
 	// that clears with time) or a server error (5xx: the store restarting, an internal
-	// error), without x-should-retry: false. The run waits — RetryAfter when set, a backoff
+	// error), without x-should-retry: false — or the gateway's final 502 when every model
+	// was out of service for the while (rate limited, overloaded, timed out). The run waits — RetryAfter when set, a backoff
 	// for a server error — and sends the line again, as OpenAI's SDKs do, a bounded number
 	// of times (lineRetry); the last answer is kept.
 	Retryable  bool

@@ -156,6 +156,32 @@ func (e *AllFailedError) Every(kinds ...providers.ErrorKind) bool {
 	return len(e.Attempts) > 0
 }
 
+// Transient reports whether every attempt failed as a model out of service for the while
+// does — rate limited, overloaded, timed out, its connection or stream broken, passed over
+// for its open circuit breaker or its rpm or tpm — so the same request may well be answered
+// later (false without attempts). A hedged start that lost the race is left out; any other
+// failure (a request the upstream refused, a spent quota, a bad answer, an unclassified
+// fault, a caller gone, a failure made up by Request.MockFailure) makes it false.
+func (e *AllFailedError) Transient() bool {
+	failed := 0
+	for _, a := range e.Attempts {
+		switch {
+		case a.Outcome == OutcomeOK, a.Mock: // a made-up failure (mock_testing_fallbacks) stays one
+			return false
+		case a.Outcome == OutcomeCancelled && a.Kind == "hedged":
+			continue
+		case a.Outcome == OutcomeSkipped && (a.Kind == "circuit_open" || a.Kind == limitReachedKind):
+		default:
+			k, ok := providers.ParseErrorKind(a.Kind)
+			if !ok || a.Outcome != OutcomeError && a.Outcome != OutcomeSkipped || !unavailable(k) || k == providers.KindQuotaExceeded {
+				return false
+			}
+		}
+		failed++
+	}
+	return failed > 0
+}
+
 // Param is the request field every failed attempt's upstream named as wrong (OpenAI's
 // error.param), "" when they named none or different ones.
 func (e *AllFailedError) Param() string {

@@ -154,6 +154,20 @@ func WithBilledFlag(ctx context.Context, billed *atomic.Bool) context.Context {
 	return context.WithValue(ctx, billedFlagKey{}, billed)
 }
 
+type transientFlagKey struct{}
+
+// WithTransientFlag returns a context under which the gateway sets *transient when a
+// request made with that context fails because every model was out of service for the
+// while (AllFailedError.Transient: rate limited, overloaded, timed out, its connection or
+// stream broken, its circuit breaker open, at its rpm or tpm). The gateway answers that
+// failure as final (502, x-should-retry: false: it already retried and fell back); a
+// caller that may wait longer, a batch line, uses the flag to send the request again after
+// a while. Set as WithBilledFlag's is (a Gateway without an Observer never sets it); a
+// failure that was billed sets both.
+func WithTransientFlag(ctx context.Context, transient *atomic.Bool) context.Context {
+	return context.WithValue(ctx, transientFlagKey{}, transient)
+}
+
 // ObserveRefused reports to the Observer a request of scope that was refused with err
 // before the gateway recorded it (see WithRecordedFlag): outcome RequestFailed (or
 // RequestCancelled when ctx ended), no attempts, operation op ("" for chat) and stream as
@@ -301,6 +315,12 @@ func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
 	}
 	if f, ok := ctx.Value(billedFlagKey{}).(*atomic.Bool); ok && r.Cache != CacheHit && r.Usage.PromptTokens+r.Usage.CompletionTokens+r.Usage.TotalTokens > 0 {
 		f.Store(true)
+	}
+	if f, ok := ctx.Value(transientFlagKey{}).(*atomic.Bool); ok && r.Outcome == RequestFailed {
+		var af *AllFailedError
+		if errors.As(r.Err, &af) && af.Transient() {
+			f.Store(true)
+		}
 	}
 	r.EndUser = p.scope.EndUser
 	r.KeyID, r.TeamID, r.UserID = p.scope.KeyID, p.scope.TeamID, p.scope.UserID

@@ -330,8 +330,9 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 	if err != nil {
 		return batch.Answer{}, fmt.Errorf("server: batch %s: %w", c.BatchID, err)
 	}
-	var billed atomic.Bool
+	var billed, transient atomic.Bool
 	lctx := completions.WithBilledFlag(context.WithValue(ctx, batchLineKey{}, p), &billed)
+	lctx = completions.WithTransientFlag(lctx, &transient)
 	req, err := http.NewRequestWithContext(lctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
 		return batch.Answer{}, fmt.Errorf("server: batch %s: %w", c.BatchID, err)
@@ -346,7 +347,12 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 		return batch.Answer{}, ctx.Err() // cut by a shutdown: not an answer (a billed one is kept)
 	}
 	ans := batch.Answer{StatusCode: rec.Code, RequestID: rec.Header().Get("X-Request-Id"), Body: rec.Body.Bytes(), Billed: billed.Load()}
-	if retryableStatus(rec.Code) && rec.Header().Get("X-Should-Retry") != "false" {
+	// The gateway's own final failure says x-should-retry: false (it retried and fell back
+	// already, and an SDK retrying at once would only repeat it); when every model was out
+	// of service for the while, a batch line, which has hours, is sent again after a
+	// backoff, as LiteLLM's and OpenAI's batch users expect of a passing outage (lineRetry:
+	// a bounded number of times, never once billed).
+	if retryableStatus(rec.Code) && (rec.Header().Get("X-Should-Retry") != "false" || transient.Load()) {
 		ans.Retryable = true
 		if secs, err := strconv.Atoi(rec.Header().Get("Retry-After")); err == nil && secs > 0 {
 			ans.RetryAfter = time.Duration(secs) * time.Second
