@@ -287,7 +287,8 @@ const (
 	KindModelNotFound           // 404: the provider does not know the model
 	KindQuotaExceeded           // the account's billing quota or credit is spent (OpenAI's insufficient_quota)
 	// KindBadResponse: a whole answer (HTTP 200) whose content the adapter refuses (a
-	// ranking with too few or repeated results, embeddings with missing vectors). Not
+	// ranking with too few or repeated results, embeddings with missing vectors, an answer
+	// past the size an adapter reads: ErrResponseTooLarge). Not
 	// retried on the same model (it was billed, and would likely answer the same), but
 	// another model of a group is tried.
 	KindBadResponse

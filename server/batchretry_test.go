@@ -83,8 +83,9 @@ func TestBatchLineWaitsOutKeyStoreOutage(t *testing.T) {
 
 // TestBatchLineServerErrorRetryable: a batch line answered with a server error the client
 // may retry (no x-should-retry: false) was kept as its final answer; it is now marked
-// retryable with its Retry-After, as a 429 was, while a 5xx saying not to retry (the
-// gateway's own final failure, after its retries and fallbacks) and a 501 stay final.
+// retryable with its Retry-After, as a 429 was, while a 5xx saying not to retry (as the
+// gateway's own final failure does; the one of an outage of every model is retried, see
+// TestBatchLineRetriesGatewayOutage) and a 501 stay final.
 func TestBatchLineServerErrorRetryable(t *testing.T) {
 	answer := Option(func(s *Server) error {
 		s.Handle(Route{Method: "POST", Path: "/v1/test-answer/{status}", Summary: "a test route answering its status"}, func(w http.ResponseWriter, r *http.Request) error {

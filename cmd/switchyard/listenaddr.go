@@ -81,7 +81,7 @@ func checkListenAddr(ctx context.Context, flagName, addr string) error {
 func listenError(flagName, addr string, err error) error {
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		return fmt.Errorf("%s %s: the address is already in use (another switchyard serve or another program listens on it: stop it or choose another %s): %w", flagName, addr, flagName, err)
+		return fmt.Errorf("%s %s: the address is already in use (another switchyard serve or another program listens on it: stop it or choose another address): %w", flagName, addr, err)
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return fmt.Errorf("%s %s: no network interface of this machine has that address (0.0.0.0 or an empty host listens on every interface): %w", flagName, addr, err)
 	case errors.Is(err, syscall.EACCES):
