@@ -31,6 +31,36 @@ func ExampleRouterTrainer() {
 	fmt.Println(res.Predictions[0].TopModel)
 }
 
+// Not Diamond's journey: select a model, call it with the rest of the ranking as
+// fallbacks, then rate the choice so a preference learns from it.
+func ExampleModelSelectResponse_Chosen() {
+	ctx := context.Background()
+	c, err := client.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	sel, err := c.ModelSelect(ctx, &client.ModelSelectRequest{
+		Messages:     []client.Message{{Role: "user", Content: "Prove that sqrt(2) is irrational."}},
+		LLMProviders: []client.Provider{{Provider: "openai", Model: "gpt-4o"}, {Provider: "openai", Model: "gpt-4o-mini"}},
+		PreferenceID: "pref_...", // from CreatePreference
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	labels := sel.Labels() // best first
+	ans, err := c.Complete(ctx, &client.CompletionRequest{Models: labels[:1], FallbackModels: labels[1:],
+		Messages: []client.ChatMessage{client.TextMessage("user", "Prove that sqrt(2) is irrational.")}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ans.Text())
+	// session_id, provider = client.model_select(...) in Not Diamond's SDK
+	if _, err := c.Feedback(ctx, &client.FeedbackRequest{SessionID: sel.SessionID, Provider: sel.Chosen(),
+		Feedback: client.FeedbackAccuracy{Accuracy: 1}}); err != nil {
+		log.Fatal(err)
+	}
+}
+
 // Optimize an agent's system prompt for one model and print the outcome.
 func ExampleAgentOptimizer() {
 	ctx := context.Background()

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"strings"
 )
 
 // Message is one turn of a model selection conversation.
@@ -100,6 +101,52 @@ func (p RankedProvider) Label() string {
 		return p.Name
 	}
 	return p.Provider + "/" + p.Model
+}
+
+// Candidate returns the entry as the Provider it was sent as: Name for a candidate given
+// as {"name": ...}, else Provider and Model. It is what a later call about this selection
+// takes (FeedbackRequest.Provider, LatencyReport.Provider) and what a next
+// ModelSelectRequest can list; its prices, latency and attributes are not in the answer,
+// so it carries none. Not Diamond's SDKs answer model_select with this pair as
+// (session_id, provider).
+func (p RankedProvider) Candidate() Provider {
+	if p.Name != "" {
+		return Provider{Name: p.Name}
+	}
+	return Provider{Provider: p.Provider, Model: p.Model}
+}
+
+// Chosen returns the selected candidate (LLMLabel) as a Provider, ready for Feedback,
+// ReportLatency or a next ModelSelect: the first ranked entry when the answer has the
+// ranked list, else LLMLabel read as "provider/model" (split at its first slash), or as a
+// name when it has none. Call Label on the ranked entry, or use LLMLabel, for a
+// CompletionRequest's Models.
+func (r *ModelSelectResponse) Chosen() Provider {
+	if len(r.Providers) > 0 {
+		return r.Providers[0].Candidate()
+	}
+	if prov, model, ok := strings.Cut(r.LLMLabel, "/"); ok {
+		return Provider{Provider: prov, Model: model}
+	}
+	return Provider{Name: r.LLMLabel}
+}
+
+// Labels returns the ranked candidates' labels, best first ("provider/model", or the
+// name): Labels()[0] as CompletionRequest.Models and the rest as its FallbackModels call
+// the selection's choice and fall back in its order. Without the ranked list it is
+// LLMLabel alone.
+func (r *ModelSelectResponse) Labels() []string {
+	if len(r.Providers) == 0 {
+		if r.LLMLabel == "" {
+			return nil
+		}
+		return []string{r.LLMLabel}
+	}
+	out := make([]string, len(r.Providers))
+	for i, p := range r.Providers {
+		out[i] = p.Label()
+	}
+	return out
 }
 
 // ModelSelectResponse is the answer of model selection.
