@@ -163,6 +163,12 @@ type ModelSelectResponse struct {
 	// trained a router: its earlier router ranked, else the learned default router); empty
 	// when its router ranked or it has none yet.
 	RouterFallback string `json:"router_fallback,omitempty"`
+	// TradeoffFallback says the request's tradeoff could not reorder the ranking, so the
+	// quality order stands: "no_latency_data" (tradeoff "latency", but no candidate had a
+	// latency: none given, reported for the preference or measured by the server) or
+	// "no_price_data" (tradeoff "cost", but no candidate had a price); empty when the
+	// tradeoff had figures to compare, or without one.
+	TradeoffFallback string `json:"tradeoff_fallback,omitempty"`
 }
 
 // ModelSelect asks the server which candidate should answer the conversation.

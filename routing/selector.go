@@ -129,6 +129,11 @@ type Response struct {
 	// rank: FallbackRouterDeleted or FallbackTrainingJobDeleted; absent when it did, or
 	// when the preference has no router yet.
 	RouterFallback string `json:"router_fallback,omitempty" jsonschema:"enum=router_deleted,enum=training_job_deleted,description=Why the pref_ preference's own router did not rank: router_deleted (its trained router model was deleted so the learned default router ranked: score_source learned) or training_job_deleted (its training job was deleted before training a router so its earlier router ranked or else the learned default router); absent when its router ranked or it has none yet"`
+	// TradeoffFallback (extension) says the request's tradeoff could not reorder the
+	// ranking: TradeoffNoLatencyData or TradeoffNoPriceData, when no candidate had the
+	// figure it compares, so the router's quality order stands. Absent when the tradeoff
+	// had figures to compare (or without a tradeoff).
+	TradeoffFallback string `json:"tradeoff_fallback,omitempty" jsonschema:"enum=no_latency_data,enum=no_price_data,description=Why the tradeoff left the quality order as it was: no_latency_data (tradeoff latency but no candidate had a latency: none in the request nor reported for the preference nor measured by this server) or no_price_data (tradeoff cost but no candidate had a price: none in the request nor in the price catalogue); absent when the tradeoff had figures to compare"`
 }
 
 // RankedProvider is one entry of the ranked list, in the caller's shape.
@@ -414,6 +419,10 @@ func (s *Selector) Select(ctx context.Context, owner string, req *Request) (*Res
 	resp := &Response{LLMLabel: sess.Chosen, SessionID: id, Providers: make([]RankedProvider, depth)}
 	if pers != nil {
 		resp.RouterFallback = pers.fallback
+	}
+	if resp.TradeoffFallback = tradeoffFallback(ranked, req.Tradeoff, s.cat); resp.TradeoffFallback != "" {
+		s.log.DebugContext(ctx, "the tradeoff had no figures to compare; the quality order stands",
+			"tradeoff", req.Tradeoff, "tradeoff_fallback", resp.TradeoffFallback)
 	}
 	for i, r := range ranked[:depth] {
 		p := RankedProvider{Rank: i + 1, Score: r.Score, Quality: r.Quality, ScoreSource: r.Source, EstimatedFrom: r.EstimatedFrom}

@@ -17,15 +17,7 @@ func applyTradeoff(ranked []Scored, tradeoff string, tol float64, cat Catalog) [
 	if tradeoff == "" || len(ranked) < 2 {
 		return ranked
 	}
-	cost := func(c Candidate) (float64, bool) {
-		if tradeoff == "latency" {
-			if c.Latency != nil {
-				return *c.Latency, true
-			}
-			return 0, false
-		}
-		return priceOf(c, cat)
-	}
+	cost := func(c Candidate) (float64, bool) { return tradeoffCost(c, tradeoff, cat) }
 	rest := append([]Scored(nil), ranked...)
 	out := make([]Scored, 0, len(ranked))
 	for len(rest) > 0 {
@@ -63,4 +55,47 @@ func applyTradeoff(ranked []Scored, tradeoff string, tol float64, cat Catalog) [
 		rest = append(rest[:pick], rest[pick+1:]...)
 	}
 	return out
+}
+
+// Why a cost or latency tradeoff left the router's order as it was
+// (Response.TradeoffFallback).
+const (
+	// TradeoffNoLatencyData: tradeoff latency, but no candidate had a latency — none was
+	// given in the request, reported for the preference (POST /api/v1/feedback/latency)
+	// or measured by this server's gateway — so the quality order decides.
+	TradeoffNoLatencyData = "no_latency_data"
+	// TradeoffNoPriceData: tradeoff cost, but no candidate had a price — none was given in
+	// the request (price, input_price/output_price) or found in the price catalogue — so
+	// the quality order decides.
+	TradeoffNoPriceData = "no_price_data"
+)
+
+// tradeoffCost is what the tradeoff minimises for c: its latency (as the ranking filled
+// it in) or its price; false when unknown.
+func tradeoffCost(c Candidate, tradeoff string, cat Catalog) (float64, bool) {
+	if tradeoff == "latency" {
+		if c.Latency != nil {
+			return *c.Latency, true
+		}
+		return 0, false
+	}
+	return priceOf(c, cat)
+}
+
+// tradeoffFallback says why the tradeoff could not reorder ranked: TradeoffNoLatencyData
+// or TradeoffNoPriceData when none of its candidates has the figure it compares (the
+// router's order stands), "" when it had some, or without a tradeoff or a choice.
+func tradeoffFallback(ranked []Scored, tradeoff string, cat Catalog) string {
+	if tradeoff == "" || len(ranked) < 2 {
+		return ""
+	}
+	for _, s := range ranked {
+		if _, ok := tradeoffCost(s.Candidate, tradeoff, cat); ok {
+			return ""
+		}
+	}
+	if tradeoff == "latency" {
+		return TradeoffNoLatencyData
+	}
+	return TradeoffNoPriceData
 }
