@@ -16,8 +16,8 @@ import (
 	"github.com/switchyard-ai/switchyard/client"
 )
 
-// runSelectStdin is `switchyard select`, reading the request from standard input unless
-// --file is given.
+// runSelectStdin is `switchyard select` (runSelect) with the process's standard input:
+// the JSON request, or with -m and no prompt given, the prompt.
 func runSelectStdin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runSelect(ctx, args, os.Stdin, stdout, stderr)
 }
@@ -431,34 +431,86 @@ func optimizeProgress(st *client.OptimizationStatus) (float64, string) {
 	return min(frac, 1), detail
 }
 
+// runSelect is `switchyard select`: the candidates as -m flags with the prompt from
+// --prompt, the arguments or stdin; or, without -m, the spec's JSON request from stdin or
+// --file, whose tradeoff, preference_id, max_model_depth and previous_session the flags
+// of those names replace. It prints the choice, the ranking and any notice (or the JSON
+// answer with --json).
 func runSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("select", "select [--file request.json] [flags]  (request on stdin by default)", stderr)
+	fs := newFlagSet("select", "select -m provider/model -m ... [--prompt TEXT | PROMPT... | prompt on stdin] [--tradeoff cost|latency] [--preference-id ID] [--max-model-depth N]\n       switchyard select [--file request.json] [flags]  (the JSON request on stdin by default)", stderr)
 	cf := addClientFlags(fs)
-	file := fs.String("file", "", "read the JSON request from this file instead of stdin")
-	rest, err := parseInterleaved(fs, args)
+	file := fs.String("file", "", "read the JSON request from this file instead of stdin (without -m)")
+	var models modelList
+	fs.Var(&models, "m", "a candidate, provider/model (or a name without a slash); repeat or comma-separate for several")
+	fs.Var(&models, "model", "same as -m")
+	prompt := fs.String("prompt", "", "with -m: the user message (else the arguments, else stdin)")
+	system := fs.String("system", "", "with -m: a system message before the prompt")
+	tradeoff := fs.String("tradeoff", "", "cost or latency: the cheapest (fastest) candidate within the quality tolerance of the best")
+	preferenceID := fs.String("preference-id", "", "a preference (pref_...) or trained router model (rm_...) to rank with")
+	depth := fs.Int("max-model-depth", 0, "rank at most this many candidates (at least 1; default all)")
+	previous := fs.String("previous-session", "", "a session id from an earlier selection, to link them")
+	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return fmt.Errorf("unexpected arguments %q (the request is read from stdin or --file)", rest)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch *tradeoff {
+	case "", "cost", "latency":
+	default:
+		return &usageError{err: fmt.Errorf("--tradeoff must be cost or latency (got %q)", *tradeoff)}
 	}
-	var body []byte
-	if *file != "" && *file != "-" {
-		body, err = os.ReadFile(*file)
+	if set["max-model-depth"] && *depth < 1 {
+		return &usageError{err: fmt.Errorf("--max-model-depth must be at least 1 (got %d)", *depth)}
+	}
+	var body any
+	if len(models) > 0 {
+		if set["file"] {
+			return &usageError{err: errors.New("--file and -m do not go together: the request is either JSON or flags")}
+		}
+		req, err := selectRequestFromFlags(models, *prompt, *system, words, stdin)
+		if err != nil {
+			return err
+		}
+		req.Tradeoff, req.PreferenceID, req.PreviousSession = *tradeoff, *preferenceID, *previous
+		if set["max-model-depth"] {
+			req.MaxModelDepth = depth
+		}
+		body = req
 	} else {
-		body, err = io.ReadAll(io.LimitReader(stdin, 32<<20))
-	}
-	if err != nil {
-		return err
-	}
-	if !json.Valid(body) {
-		return errors.New("the request is not valid JSON (see the model selection request in the README)")
+		if len(words) > 0 {
+			return fmt.Errorf("unexpected arguments %q (the request is read from stdin or --file; give candidates with -m to pass the prompt as arguments)", words)
+		}
+		if set["prompt"] || set["system"] {
+			return &usageError{err: errors.New("--prompt and --system go with -m; a JSON request carries its own messages")}
+		}
+		raw, err := readSelectJSON(*file, stdin)
+		if err != nil {
+			return err
+		}
+		over := map[string]any{}
+		if set["tradeoff"] {
+			over["tradeoff"] = *tradeoff
+		}
+		if set["preference-id"] {
+			over["preference_id"] = *preferenceID
+		}
+		if set["max-model-depth"] {
+			over["max_model_depth"] = *depth
+		}
+		if set["previous-session"] {
+			over["previous_session"] = *previous
+		}
+		if raw, err = overrideJSON(raw, over); err != nil {
+			return err
+		}
+		body = json.RawMessage(raw)
 	}
 	c, err := cf.client()
 	if err != nil {
 		return err
 	}
-	res, err := c.ModelSelectRaw(ctx, json.RawMessage(body))
+	res, err := c.ModelSelectRaw(ctx, body)
 	if err != nil {
 		return err
 	}
@@ -467,4 +519,71 @@ func runSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	writeSelection(stdout, res)
 	return nil
+}
+
+// selectRequestFromFlags builds a model selection request from -m candidates and the
+// prompt: --prompt, else the arguments joined by spaces, else stdin's text.
+func selectRequestFromFlags(models []string, prompt, system string, words []string, stdin io.Reader) (*client.ModelSelectRequest, error) {
+	switch {
+	case prompt != "" && len(words) > 0:
+		return nil, &usageError{err: fmt.Errorf("give the prompt once: --prompt or arguments, not both (arguments %q)", words)}
+	case prompt == "" && len(words) > 0:
+		prompt = strings.Join(words, " ")
+	case prompt == "":
+		b, err := io.ReadAll(io.LimitReader(stdin, 32<<20))
+		if err != nil {
+			return nil, fmt.Errorf("read the prompt from stdin: %w", err)
+		}
+		prompt = strings.TrimSpace(string(b))
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return nil, &usageError{err: errors.New("the prompt is empty: give it with --prompt, as arguments or on stdin")}
+	}
+	req := &client.ModelSelectRequest{}
+	if system != "" {
+		req.Messages = append(req.Messages, client.Message{Role: "system", Content: system})
+	}
+	req.Messages = append(req.Messages, client.Message{Role: "user", Content: prompt})
+	for _, m := range models {
+		req.LLMProviders = append(req.LLMProviders, candidate(m))
+	}
+	return req, nil
+}
+
+// readSelectJSON reads the JSON model selection request from file ("" or "-": stdin).
+func readSelectJSON(file string, stdin io.Reader) ([]byte, error) {
+	var body []byte
+	var err error
+	if file != "" && file != "-" {
+		body, err = os.ReadFile(file)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(stdin, 32<<20))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(body) {
+		return nil, errors.New("the request is not valid JSON (see the model selection request in the README; or give candidates with -m and the prompt with --prompt)")
+	}
+	return body, nil
+}
+
+// overrideJSON sets over's members in the JSON object raw (the flags given win over the
+// request's fields); raw is returned as it is when over is empty.
+func overrideJSON(raw []byte, over map[string]any) ([]byte, error) {
+	if len(over) == 0 {
+		return raw, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, errors.New("the request must be a JSON object for --tradeoff, --preference-id, --max-model-depth or --previous-session to apply to it")
+	}
+	for k, v := range over {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		obj[k] = b
+	}
+	return json.Marshal(obj)
 }

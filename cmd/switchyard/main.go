@@ -55,7 +55,7 @@ func commands() []command {
 		{"batch", "run a JSONL file of requests through the gateway as a batch and download the answers; list, show, cancel or download batches", runBatch},
 		{"cache", "take your answers out of the server's response cache: purge all (or --namespace NS), or delete KEY...", runCache},
 		{"litellm-config", "check a LiteLLM proxy config.yaml: print the providers, model groups, settings and warnings serve --litellm-config would take from it", runLiteLLMConfig},
-		{"select", "pick a model for a conversation (JSON request on stdin or --file)", runSelectStdin},
+		{"select", "pick a model for a prompt: -m provider/model... --prompt TEXT [--tradeoff cost|latency] (or the JSON request on stdin or --file)", runSelectStdin},
 		{"preferences", "create, list, show, rename or delete the preferences (pref_...) that personalize model selection from feedback", runPreferences},
 		{"feedback", "thumbs up or down on a candidate of a model selection session (SESSION CANDIDATE up|down)", runFeedback},
 	}

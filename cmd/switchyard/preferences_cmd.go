@@ -122,7 +122,7 @@ func printPreference(w io.Writer, p *client.Preference) {
 	fmt.Fprintf(w, "preference_id: %s\nname:          %s\nrouter:        %s\ncreated:       %s\nfeedback:      %d\n",
 		p.PreferenceID, orDash(p.Name), preferenceRouter(p), p.CreatedAt.UTC().Format("2006-01-02 15:04"), p.FeedbackCount)
 	if len(p.Models) == 0 {
-		fmt.Fprintf(w, "\nSelect with it: \"preference_id\": %q in switchyard select's request\n", p.PreferenceID)
+		fmt.Fprintf(w, "\nSelect with it: switchyard select --preference-id %s -m provider/model -m ... --prompt TEXT\n", p.PreferenceID)
 		return
 	}
 	fmt.Fprintln(w)

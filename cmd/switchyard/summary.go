@@ -81,9 +81,37 @@ func writeSelection(w io.Writer, res *client.ModelSelectResponse) {
 		fmt.Fprintf(tw, "%d\t%s\t%.3f\t%s\n", p.Rank, p.Label(), p.Score, p.ScoreSource)
 	}
 	tw.Flush()
+	if n := selectionNotice(res); n != "" {
+		fmt.Fprintf(w, "\nnote: %s\n", n)
+	}
 	if res.SessionID != "" {
 		fmt.Fprintf(w, "\nRate the answer with: switchyard feedback %s %s up|down\n", res.SessionID, res.LLMLabel)
 	}
+}
+
+// selectionNotice says in words what a selection's router_fallback and tradeoff_fallback
+// say: what did not rank the way the request asked, and what ranked instead.
+func selectionNotice(res *client.ModelSelectResponse) string {
+	var notes []string
+	switch res.RouterFallback {
+	case "":
+	case "router_deleted":
+		notes = append(notes, "the preference's router model was deleted; the default router ranked")
+	case "training_job_deleted":
+		notes = append(notes, "the preference's training job was deleted before it trained a router; its earlier router (else the default router) ranked")
+	default:
+		notes = append(notes, "router_fallback "+res.RouterFallback)
+	}
+	switch res.TradeoffFallback {
+	case "":
+	case "no_latency_data":
+		notes = append(notes, "tradeoff latency had no latency for any candidate (none given, reported or measured), so the quality order stands")
+	case "no_price_data":
+		notes = append(notes, "tradeoff cost had no price for any candidate (none given or catalogued), so the quality order stands")
+	default:
+		notes = append(notes, "tradeoff_fallback "+res.TradeoffFallback)
+	}
+	return strings.Join(notes, "; ")
 }
 
 // writeOptimizationSummary prints, per target model: baseline → best on train and test,
