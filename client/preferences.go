@@ -29,6 +29,12 @@ type Preference struct {
 	FeedbackCount int `json:"feedback_count"`
 	// Models holds the feedback counts per model.
 	Models []PreferenceModel `json:"models,omitempty"`
+	// RouterFallback says the router the preference follows is gone, as a model selection
+	// under it says (ModelSelectResponse.RouterFallback): "router_deleted" (its router
+	// model was deleted: the server's default router ranks) or "training_job_deleted" (its
+	// training job was deleted before it trained a router: its earlier router ranks, else
+	// the default router); empty while its router can rank, trains, or when it has none.
+	RouterFallback string `json:"router_fallback,omitempty"`
 }
 
 // PreferenceModel is what a preference learned about one model.

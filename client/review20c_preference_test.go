@@ -41,7 +41,7 @@ func jsonKeys(t *testing.T, v any) []string {
 func TestReview20cPreferenceShapeMatchesServer(t *testing.T) {
 	now := time.Now().UTC()
 	server := routing.Preference{ID: "pref_1", Name: "n", RouterModelID: "rm_1", RouterTrainingJobID: "tj_1",
-		CreatedAt: now, UpdatedAt: now, FeedbackCount: 2,
+		CreatedAt: now, UpdatedAt: now, FeedbackCount: 2, RouterFallback: routing.FallbackRouterDeleted,
 		Models: []routing.ModelFeedback{{Model: "openai/gpt-4o", Feedback: 2, Successes: 1, Expected: 1.2, Adjustment: 0.1}}}
 	raw, err := json.Marshal(server)
 	if err != nil {

@@ -52,6 +52,13 @@ type Preference struct {
 	FeedbackCount int `json:"feedback_count"`
 	// Models holds the counts per model (sorted by model).
 	Models []ModelFeedback `json:"models,omitempty"`
+	// RouterFallback, in answers only (never stored), says the router the preference
+	// follows is gone, as a selection under it would say (Response.RouterFallback):
+	// FallbackRouterDeleted (its router model was deleted: the learned default router
+	// ranks) or FallbackTrainingJobDeleted (its training job was deleted before it trained
+	// a router: its earlier router ranks, else the learned default router); empty when
+	// its router can rank, it is still training, or it has none.
+	RouterFallback string `json:"router_fallback,omitempty" jsonschema:"enum=router_deleted,enum=training_job_deleted,description=Set when the router this preference follows is gone (as model selection under it says): router_deleted (its router model was deleted so the learned default router ranks) or training_job_deleted (its training job was deleted before it trained a router so its earlier router ranks or else the learned default router); absent when its router can rank or it has none yet"`
 	// Owner is the caller the preference belongs to (stored; never in answers).
 	Owner string `json:"owner,omitempty" jsonschema:"-"`
 }
@@ -60,6 +67,7 @@ type Preference struct {
 // current Adjustment.
 func (p Preference) public() *Preference {
 	p.Owner = ""
+	p.RouterFallback = ""
 	p.Models = append([]ModelFeedback(nil), p.Models...)
 	for i := range p.Models {
 		m := &p.Models[i]
@@ -144,7 +152,43 @@ func (s *Selector) Preference(ctx context.Context, owner, id string) (*Preferenc
 	if err != nil {
 		return nil, err
 	}
-	return p.public(), nil
+	return s.withRouterStatus(ctx, owner, p.public()), nil
+}
+
+// withRouterStatus sets p.RouterFallback when the router p follows is gone, as a
+// selection under p would find it (owner's routers, or its issuer's for a virtual key).
+// A failure to tell (the store or the custom models failing) is logged and leaves it
+// empty: reading a preference does not fail on its router.
+func (s *Selector) withRouterStatus(ctx context.Context, owner string, p *Preference) *Preference {
+	id, fallback, err := s.preferenceRouterWhy(ctx, owner, p)
+	if err == nil && id != "" {
+		switch err = s.checkRouterModel(ctx, routerOwner(owner), id); {
+		case errors.Is(err, ErrNotFound) || errors.Is(err, store.ErrNotFound):
+			fallback, err = FallbackRouterDeleted, nil
+		case err == nil:
+			fallback = ""
+		}
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "routing: could not tell whether the preference's router can rank", "preference_id", p.ID, "error", err)
+		return p
+	}
+	p.RouterFallback = fallback
+	return p
+}
+
+// checkRouterModel returns an error matching ErrNotFound when owner's router model id
+// cannot rank: asked of the custom models without running it when they can tell
+// (ModelChecker), else by ranking one probe text (as CreatePreference checks it).
+func (s *Selector) checkRouterModel(ctx context.Context, owner, id string) error {
+	if s.custom == nil {
+		return &NotFoundError{Field: "router_model_id", ID: id, Err: errors.New("no custom router models are configured")}
+	}
+	if mc, ok := s.custom.(ModelChecker); ok {
+		return mc.CheckModel(ctx, owner, id)
+	}
+	_, err := s.custom.Rank(ctx, owner, id, []string{"preference check"})
+	return err
 }
 
 func loadPreference(ctx context.Context, r store.Reader, owner, id string) (*Preference, error) {
@@ -203,7 +247,7 @@ func (s *Selector) ListPreferences(ctx context.Context, owner string, opts store
 		if err != nil {
 			return Preference{}, false, err
 		}
-		return *p.public(), true, nil
+		return *s.withRouterStatus(ctx, owner, p.public()), true, nil
 	})
 	if err != nil {
 		var qe *store.QueryError
@@ -274,7 +318,7 @@ func (s *Selector) UpdatePreference(ctx context.Context, owner, id string, upd P
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return s.withRouterStatus(ctx, owner, out), nil
 }
 
 // TrainingJobModels is what a CustomModels may also do: say which router model an
@@ -353,8 +397,6 @@ func (s *Selector) preferenceRouterWhy(ctx context.Context, owner string, p *Pre
 	}
 	id, err = jm.JobModel(ctx, routerOwner(owner), p.RouterTrainingJobID)
 	if errors.Is(err, ErrNotFound) {
-		s.log.WarnContext(ctx, "routing: the preference's training job is gone; ranking with its earlier router, else the learned default router",
-			"preference_id", p.ID, "training_job_id", p.RouterTrainingJobID, "earlier_router_model_id", p.PreviousRouterModelID)
 		// deleted before it trained a router: the router the preference had before ranks
 		// (the learned default router for a new one)
 		return p.PreviousRouterModelID, FallbackTrainingJobDeleted, nil

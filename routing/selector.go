@@ -216,6 +216,10 @@ func (s *Selector) rankPersonal(ctx context.Context, owner string, req *Request,
 		if routerID, pers.fallback, err = s.preferenceRouterWhy(ctx, owner, pref); err != nil {
 			return nil, nil, err
 		}
+		if pers.fallback == FallbackTrainingJobDeleted {
+			s.log.WarnContext(ctx, "routing: the preference's training job is gone; ranking with its earlier router, else the learned default router",
+				"preference_id", pref.ID, "training_job_id", pref.RouterTrainingJobID, "earlier_router_model_id", pref.PreviousRouterModelID)
+		}
 	}
 	if routerID != "" {
 		r = &CustomRouter{Models: s.custom, Owner: routerOwner(owner), ModelID: routerID, Fallback: s.scorer, LastTurnWeight: s.w}

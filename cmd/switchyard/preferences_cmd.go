@@ -107,8 +107,19 @@ func orDash(s string) string {
 }
 
 // preferenceRouter names what a preference ranks with: its trained router, the training
-// job it waits for, or the server's default router.
+// job it waits for, or the server's default router; and, when the router it follows is
+// gone (router_fallback), says so and what ranks instead.
 func preferenceRouter(p *client.Preference) string {
+	switch p.RouterFallback {
+	case "router_deleted":
+		id := p.RouterModelID
+		if id == "" {
+			id = "the router of " + p.RouterTrainingJobID
+		}
+		return id + " (deleted; the default router ranks)"
+	case "training_job_deleted":
+		return p.RouterTrainingJobID + " (deleted before it trained; " + orDefault(p.PreviousRouterModelID) + " ranks)"
+	}
 	switch {
 	case p.RouterModelID != "":
 		return p.RouterModelID
@@ -116,6 +127,14 @@ func preferenceRouter(p *client.Preference) string {
 		return p.RouterTrainingJobID + " (training)"
 	}
 	return "default"
+}
+
+// orDefault names a router model, or the default router for "".
+func orDefault(id string) string {
+	if id == "" {
+		return "the default router"
+	}
+	return id
 }
 
 func printPreference(w io.Writer, p *client.Preference) {

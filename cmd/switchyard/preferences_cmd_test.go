@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/switchyard-ai/switchyard/client"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
@@ -82,5 +84,31 @@ func TestPreferencesAndFeedbackCommands(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "preferences", "show", pref); code != 1 || !strings.Contains(errOut, "404") {
 		t.Fatalf("show deleted: %d %s", code, errOut)
+	}
+}
+
+// preferences show and list say when a preference's router is gone and what ranks instead,
+// from the answer's router_fallback; a live router is named as before.
+func TestPreferenceRouterSaysItIsGone(t *testing.T) {
+	for _, tc := range []struct {
+		p    client.Preference
+		want string
+	}{
+		{client.Preference{RouterModelID: "rm_a"}, "rm_a"},
+		{client.Preference{RouterTrainingJobID: "tj_a"}, "tj_a (training)"},
+		{client.Preference{}, "default"},
+		{client.Preference{RouterModelID: "rm_a", RouterFallback: "router_deleted"}, "rm_a (deleted; the default router ranks)"},
+		{client.Preference{RouterTrainingJobID: "tj_a", RouterFallback: "router_deleted"}, "the router of tj_a (deleted; the default router ranks)"},
+		{client.Preference{RouterTrainingJobID: "tj_a", RouterFallback: "training_job_deleted"}, "tj_a (deleted before it trained; the default router ranks)"},
+		{client.Preference{RouterTrainingJobID: "tj_b", PreviousRouterModelID: "rm_a", RouterFallback: "training_job_deleted"}, "tj_b (deleted before it trained; rm_a ranks)"},
+	} {
+		if got := preferenceRouter(&tc.p); got != tc.want {
+			t.Errorf("preferenceRouter(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
+		var out bytes.Buffer
+		printPreference(&out, &tc.p)
+		if !strings.Contains(out.String(), "router:        "+tc.want+"\n") {
+			t.Errorf("show prints %q, want the router line %q", out.String(), tc.want)
+		}
 	}
 }

@@ -21,8 +21,9 @@ def _preference_path(preference_id: str) -> str:
 def get_preference(preference_id: str, *, client: Optional[Client] = None) -> Dict[str, Any]:
     """Returns a preference with what it learned: ``{"preference_id", "name",
     "router_model_id", "created_at", "updated_at", "feedback_count", "models": [{"model",
-    "feedback", "successes", "expected", "adjustment", ...}]}``. NotFoundError for an
-    unknown id (or another key's)."""
+    "feedback", "successes", "expected", "adjustment", ...}]}``, and ``"router_fallback"``
+    (``"router_deleted"`` or ``"training_job_deleted"``) when the router it follows is gone
+    and another ranks in its place. NotFoundError for an unknown id (or another key's)."""
     return (client or Client()).request("GET", _preference_path(preference_id))
 
 
