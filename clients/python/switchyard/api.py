@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _multipart
 from ._http import Client
@@ -35,7 +35,9 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
     ``llm_providers`` entries are ``{"provider": ..., "model": ...}``, ``{"name": ...}`` or
     plain ``"provider/model"`` strings (entries may carry Not Diamond's ``input_price``,
     ``output_price``, ``context_length`` and ``is_custom``). Returns ``{"llm_label",
-    "providers", "session_id"}``. ``tradeoff_tolerance`` (a Switchyard extension, 0-1) is
+    "providers", "session_id"}``, with ``"router_fallback"`` when the preference's router is
+    gone and ``"tradeoff_fallback"`` (``"no_latency_data"``, ``"no_price_data"``) when the
+    tradeoff had no figure to compare. ``tradeoff_tolerance`` (a Switchyard extension, 0-1) is
     how much estimated quality the cost/latency tradeoff may give up; None means the
     router's default. ``timeout`` (seconds) bounds the selection: past it ``default`` (a
     candidate or its index) answers alone, or without one the server answers 504.
@@ -51,6 +53,69 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
         "timeout": timeout, "default": default, "metric": metric,
     })
     return c.request("POST", "/api/v1/model-select", body=body)
+
+
+class LLMProvider:
+    """One candidate of a selection as Not Diamond's SDK hands it back (its ``LLMConfig``):
+    ``provider`` and ``model`` for a candidate sent as ``"provider/model"`` or ``{"provider",
+    "model"}``, else ``name``. ``str()`` is the label (``llm_label``), usable as a completions
+    model; ``report_feedback``, ``report_latency`` and ``select_model`` take it as it is."""
+
+    __slots__ = ("provider", "model", "name")
+
+    def __init__(self, provider: Optional[str] = None, model: Optional[str] = None, name: Optional[str] = None):
+        self.provider, self.model, self.name = provider, model, name
+
+    @classmethod
+    def from_ranked(cls, entry: Dict[str, Any]) -> "LLMProvider":
+        """The candidate of one ``providers`` entry of a ``select_model`` answer."""
+        if entry.get("name"):
+            return cls(name=entry["name"])
+        return cls(provider=entry.get("provider"), model=entry.get("model"))
+
+    def to_dict(self) -> Dict[str, str]:
+        """The request's shape: ``{"name"}`` or ``{"provider", "model"}``."""
+        if self.name:
+            return {"name": self.name}
+        return {"provider": self.provider or "", "model": self.model or ""}
+
+    def __str__(self) -> str:
+        return self.name or "%s/%s" % (self.provider, self.model)
+
+    def __repr__(self) -> str:
+        return "LLMProvider(%r)" % str(self)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, LLMProvider) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+def model_select(messages: Sequence[Dict[str, str]], model: Sequence[Any], *,
+                 client: Optional[Client] = None, **options: Any) -> Tuple[str, LLMProvider]:
+    """Not Diamond's ``model_select``: ``session_id, provider = model_select(messages,
+    ["openai/gpt-4o", "openai/gpt-4o-mini"], tradeoff="cost")``. ``model`` lists the
+    candidates as ``select_model``'s ``llm_providers``; ``options`` are ``select_model``'s
+    (``tradeoff``, ``preference_id``, ``max_model_depth``, ``previous_session``, ``timeout``,
+    ``default``, ...). Returns the session id and the chosen candidate (an
+    :class:`LLMProvider`); call ``select_model`` for the whole answer (the ranking,
+    ``router_fallback``, ``tradeoff_fallback``)."""
+    res = select_model(messages, model, client=client, **options)
+    ranked = res.get("providers") or []
+    if ranked:
+        chosen = LLMProvider.from_ranked(ranked[0])
+    else:
+        label = res.get("llm_label", "")
+        prov, sep, mod = label.partition("/")
+        chosen = LLMProvider(provider=prov, model=mod) if sep else LLMProvider(name=label)
+    return res.get("session_id", ""), chosen
+
+
+def create_preference_id(name: Optional[str] = None, *, client: Optional[Client] = None) -> str:
+    """Not Diamond's ``create_preference_id``: creates a preference and returns its id
+    (``create_preference`` returns the whole preference)."""
+    return create_preference(name, client=client)["preference_id"]
 
 
 def create_preference(name: Optional[str] = None, *, router_model_id: Optional[str] = None,
@@ -88,6 +153,12 @@ def report_latency(session_id: str, provider: Any, tokens_per_second: float, *,
 
 
 def _provider(p: Any) -> Any:
+    if isinstance(p, LLMProvider):
+        return p.to_dict()
+    if not isinstance(p, (str, dict)) and isinstance(getattr(p, "provider", None), str) \
+            and isinstance(getattr(p, "model", None), str):
+        # Not Diamond's LLMConfig (or anything shaped like it): its provider and model
+        return {"provider": p.provider, "model": p.model}
     if isinstance(p, str) and "/" in p:
         provider, _, model = p.partition("/")
         return {"provider": provider, "model": model}

@@ -329,6 +329,42 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(len(tr.predict(many)["predictions"]), 501)
 
     @needs("trainer")
+    @needs("select")
+    @unittest.skipUnless(DATA, "set SWITCHYARD_TEST_DATA_URL to where examples/data is served")
+    def test_not_diamond_journey(self):
+        # train a router, personalize it, select with Not Diamond's names, rate the pick; once
+        # the router is deleted the preference and its selections say so
+        tr = switchyard.RouterTrainer(self.client)
+        tr.train([DATA + "/routing_train.json"])
+        self.assertEqual(tr.wait(poll_every=0.2, timeout=120)["status"], "completed")
+        pref = switchyard.create_preference("journey", router_model_id=tr.model_id, client=self.client)
+        cands = [m["model"] for m in tr.predict("What is 17 * 23?")["predictions"][0]["models"][:3]]
+        msgs = [{"role": "user", "content": "What is 17 * 23?"}]
+        session_id, provider = switchyard.model_select(msgs, cands, preference_id=pref["preference_id"],
+                                                       client=self.client)
+        self.assertIn(str(provider), cands)
+        fb = switchyard.report_feedback(session_id, provider, 1, client=self.client)
+        self.assertTrue(fb["personalized"])
+        self.assertEqual(fb["provider"], str(provider))
+        got = switchyard.get_preference(pref["preference_id"], client=self.client)
+        self.assertEqual(got["feedback_count"], 1)
+        self.assertNotIn("router_fallback", got)
+        # no latency known for these: the tradeoff says it kept the quality order
+        res = switchyard.select_model(msgs, cands, tradeoff="latency", client=self.client)
+        self.assertEqual(res.get("tradeoff_fallback"), "no_latency_data")
+
+        switchyard.delete("router_model", tr.model_id, client=self.client)
+        got = switchyard.get_preference(pref["preference_id"], client=self.client)
+        self.assertEqual(got.get("router_fallback"), "router_deleted")
+        self.assertEqual(got["router_model_id"], tr.model_id)
+        res = switchyard.select_model(msgs, cands, preference_id=pref["preference_id"], client=self.client)
+        self.assertEqual(res.get("router_fallback"), "router_deleted")
+        with self.assertRaises(switchyard.NotFoundError):  # the deleted router named directly
+            switchyard.model_select(msgs, cands, preference_id=tr.model_id, client=self.client)
+        pid = switchyard.create_preference_id("second", client=self.client)
+        self.assertTrue(pid.startswith("pref_"))
+
+    @needs("trainer")
     def test_router_trainer_errors(self):
         tr = switchyard.RouterTrainer(self.client)
         with self.assertRaises(switchyard.ValidationError) as cm:

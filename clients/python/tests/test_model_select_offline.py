@@ -1,0 +1,72 @@
+"""Not Diamond's names (model_select, create_preference_id, LLMProvider) over a fake client
+that records the request and answers a scripted body."""
+
+import unittest
+
+import switchyard
+
+
+class FakeScriptedClient:
+    """Records each request and answers the next scripted body (a fake for tests)."""
+
+    def __init__(self, *answers):
+        self.calls, self.answers = [], list(answers)
+
+    def request(self, method, path, body=None, **kwargs):
+        self.calls.append((method, path, body))
+        return self.answers.pop(0) if self.answers else {}
+
+
+class FakeLLMConfig:
+    """Shaped like Not Diamond's LLMConfig: provider and model attributes (a fake)."""
+
+    def __init__(self, provider, model):
+        self.provider, self.model = provider, model
+
+
+class ModelSelectTest(unittest.TestCase):
+    def test_returns_session_and_provider(self):
+        fake = FakeScriptedClient({"llm_label": "openai/gpt-4o-mini", "session_id": "sess_1", "providers": [
+            {"provider": "openai", "model": "gpt-4o-mini", "rank": 1}, {"provider": "openai", "model": "gpt-4o", "rank": 2}]})
+        session_id, provider = switchyard.model_select([{"role": "user", "content": "hi"}],
+                                                       ["openai/gpt-4o", "openai/gpt-4o-mini"], tradeoff="cost", client=fake)
+        self.assertEqual(session_id, "sess_1")
+        self.assertEqual((provider.provider, provider.model, provider.name), ("openai", "gpt-4o-mini", None))
+        self.assertEqual(str(provider), "openai/gpt-4o-mini")
+        (_, path, body), = fake.calls
+        self.assertEqual(path, "/api/v1/model-select")
+        self.assertEqual(body["tradeoff"], "cost")
+        self.assertEqual(body["llm_providers"], [{"provider": "openai", "model": "gpt-4o"}, {"provider": "openai", "model": "gpt-4o-mini"}])
+
+    def test_name_shape_and_label_alone(self):
+        fake = FakeScriptedClient({"llm_label": "house/bot", "session_id": "s", "providers": [{"name": "house/bot", "rank": 1}]},
+                                  {"llm_label": "anthropic/claude-3-5-haiku-20241022", "session_id": "t"})
+        _, named = switchyard.model_select([{"role": "user", "content": "hi"}], [{"name": "house/bot"}], client=fake)
+        self.assertEqual(named.to_dict(), {"name": "house/bot"})  # a name with a slash stays a name
+        _, parsed = switchyard.model_select([{"role": "user", "content": "hi"}], ["x/y"], client=fake)
+        self.assertEqual(parsed, switchyard.LLMProvider("anthropic", "claude-3-5-haiku-20241022"))
+
+    def test_unknown_option_is_refused(self):
+        with self.assertRaises(TypeError):
+            switchyard.model_select([{"role": "user", "content": "hi"}], ["a/b"], tradoff="cost", client=FakeScriptedClient())
+
+    def test_feedback_takes_the_provider_and_llm_configs(self):
+        fake = FakeScriptedClient()
+        switchyard.report_feedback("sess_1", switchyard.LLMProvider("openai", "gpt-4o"), 1, client=fake)
+        switchyard.report_feedback("sess_1", switchyard.LLMProvider(name="my-llm"), 0, client=fake)
+        switchyard.report_latency("sess_1", FakeLLMConfig("openai", "gpt-4o"), 50, client=fake)
+        switchyard.select_model([{"role": "user", "content": "hi"}], [FakeLLMConfig("openai", "gpt-4o")], client=fake)
+        bodies = [b for _, _, b in fake.calls]
+        self.assertEqual(bodies[0]["provider"], {"provider": "openai", "model": "gpt-4o"})
+        self.assertEqual(bodies[1]["provider"], {"name": "my-llm"})
+        self.assertEqual(bodies[2]["provider"], {"provider": "openai", "model": "gpt-4o"})
+        self.assertEqual(bodies[3]["llm_providers"], [{"provider": "openai", "model": "gpt-4o"}])
+
+    def test_create_preference_id_returns_the_id(self):
+        fake = FakeScriptedClient({"preference_id": "pref_1", "name": "n"})
+        self.assertEqual(switchyard.create_preference_id("n", client=fake), "pref_1")
+        self.assertEqual(fake.calls, [("POST", "/api/v1/preferences", {"name": "n"})])
+
+
+if __name__ == "__main__":
+    unittest.main()
