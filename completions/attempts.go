@@ -56,6 +56,9 @@ type plan struct {
 	// limitWait is the shortest wait for a model skipped at its limit (0: none was).
 	held      []*memberUsage
 	limitWait time.Duration
+	// budgetModel is the entry of the budget's own Models the request is held to and its
+	// costs charged to (enterModel); "" for none.
+	budgetModel string
 
 	convID    string
 	convNew   bool
@@ -284,6 +287,9 @@ func (g *Gateway) budgetAllows(b *Budget, asked []string, lists ...[]target) err
 // p.release then counts it out of the gate when it ends. left is the tokens b has left
 // (0: no token bound).
 func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bool) (left int64, err error) {
+	if err := g.enterModel(ctx, p, b); err != nil {
+		return 0, err // the model's own bounds: nothing taken from the account
+	}
 	release, err := g.admitSpend(ctx, p, b, choice)
 	if err != nil {
 		return 0, err
@@ -956,7 +962,7 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	g.shareTokens(p.rt.limits.of(t.name), int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
-		alerts, accounts, err := b.chargeAccounts(ctx, tokens, c.Spent(), complete)
+		alerts, accounts, err := b.chargeAccounts(ctx, tokens, c.Spent(), complete, p.budgetModel)
 		if len(accounts) > 0 {
 			p.accounts.Store(&accounts)
 		}
@@ -970,6 +976,9 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 			}
 		}
 		g.spend.used(b, tokens, time.Now())
+		if ml, ok := b.limits.Models[p.budgetModel]; ok && ml.TokensPerMinute != nil {
+			g.spend.modelCount(b, p.budgetModel, true, tokens, time.Now())
+		}
 	}
 	if g.opts.Ledger != nil {
 		g.opts.Ledger.Record(ctx, LedgerEntry{Owner: p.scope.Owner, Tag: p.scope.Tag, Model: t.name, Complete: complete,

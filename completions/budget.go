@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,11 @@ type BudgetLimits struct {
 	// equals it: LiteLLM's rule for its proxy-wide max_budget (global_proxy_spend >
 	// max_budget), where its keys and teams refuse at spend >= max_budget (the default).
 	CostAboveOnly bool `json:"cost_above_only,omitempty"`
+	// Models bounds the account's use of single models, by the name a request asks for
+	// (LiteLLM's model_max_budget, model_rpm_limit and model_tpm_limit of a key): a request
+	// for a model whose entry is spent or at its rate is refused, the account's other models
+	// unaffected. Only the account's own: a parent's Models are not consulted.
+	Models map[string]ModelLimits `json:"models,omitempty"`
 }
 
 // BudgetUsage is what a Budget has consumed so far (in its current period, with
@@ -71,6 +77,10 @@ type BudgetUsage struct {
 	// reached in this period: each is reported once, by the charge that reached it (in
 	// the same store transaction, so one process of those sharing the account reports it).
 	Crossed BudgetCrossings `json:"crossed,omitzero"`
+	// Models is what each entry of BudgetLimits.Models spent, each in its own period: it
+	// is charged in the same store transaction as the account's own spend, from the same
+	// charges, and is not reset with the account's period.
+	Models map[string]ModelUsage `json:"models,omitempty"`
 }
 
 // Budget is a concurrency-safe spending account attached to a request through Scope. One
@@ -130,7 +140,7 @@ func CreateSharedBudget(ctx context.Context, st *store.Store, id string, l Budge
 // store.Tx, to create it together with the records that refer to it); LoadSharedBudget
 // then returns a Budget on it.
 func PutSharedBudget(ctx context.Context, w store.Writer, id string, l BudgetLimits) error {
-	l.AllowedModels = slices.Clone(l.AllowedModels)
+	l.AllowedModels, l.Models = slices.Clone(l.AllowedModels), maps.Clone(l.Models)
 	if err := store.PutJSON(ctx, w, store.Budgets, id, sharedBudget{Limits: l}); err != nil {
 		return fmt.Errorf("completions: create budget %s: %w", id, err)
 	}
@@ -277,14 +287,14 @@ func (b *Budget) own() *Budget {
 
 // NewBudget returns a Budget with the given limits and nothing used.
 func NewBudget(l BudgetLimits) *Budget {
-	l.AllowedModels = slices.Clone(l.AllowedModels)
+	l.AllowedModels, l.Models = slices.Clone(l.AllowedModels), maps.Clone(l.Models)
 	return &Budget{limits: l}
 }
 
 // Limits returns the Budget's limits.
 func (b *Budget) Limits() BudgetLimits {
 	l := b.limits
-	l.AllowedModels = slices.Clone(l.AllowedModels)
+	l.AllowedModels, l.Models = slices.Clone(l.AllowedModels), maps.Clone(l.Models)
 	return l
 }
 
@@ -303,9 +313,11 @@ func (b *Budget) Used(ctx context.Context) BudgetUsage {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	u := o.used
-	if !u.PeriodStart.IsZero() { // a read starts no period: the first use does
+	u.Models = maps.Clone(u.Models) // rolled below: the account's own stays as stored
+	if !u.PeriodStart.IsZero() {    // a read starts no period: the first use does
 		b.limits.roll(&u, b.clock())
 	}
+	b.limits.rollModels(&u, b.clock())
 	return u
 }
 
@@ -424,7 +436,8 @@ func (l BudgetLimits) roll(u *BudgetUsage, now time.Time) {
 		return
 	}
 	if elapsed := now.Sub(u.PeriodStart); elapsed >= l.ResetEvery {
-		*u = BudgetUsage{PeriodStart: u.PeriodStart.Add(elapsed / l.ResetEvery * l.ResetEvery), AnsweredKept: true}
+		// The models' spends have periods of their own (rollModels).
+		*u = BudgetUsage{PeriodStart: u.PeriodStart.Add(elapsed / l.ResetEvery * l.ResetEvery), AnsweredKept: true, Models: u.Models}
 	}
 }
 
@@ -467,17 +480,19 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 // tokens were spent). It returns the thresholds this charge's cost reached first in the
 // period (BudgetUsage.Crossed), of b and of its parent.
 func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
-	alerts, _, err := b.chargeAccounts(ctx, tokens, cost, answered)
+	alerts, _, err := b.chargeAccounts(ctx, tokens, cost, answered, "")
 	return alerts, err
 }
 
 // chargeAccounts is charge that also returns the accounts charged as they stand after the
 // charge (b's own first, then its parents'; one that could not be charged is left out).
-func (b *Budget) chargeAccounts(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, []AccountState, error) {
+// model, when not "", is the entry of b's own BudgetLimits.Models the cost is charged to
+// too (modelEntry).
+func (b *Budget) chargeAccounts(ctx context.Context, tokens int64, cost float64, answered bool, model string) ([]BudgetAlert, []AccountState, error) {
 	if len(b.parents) > 0 {
-		return b.chargeAll(ctx, tokens, cost, answered)
+		return b.chargeAll(ctx, tokens, cost, answered, model)
 	}
-	alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered)
+	alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, model)
 	if err != nil {
 		return alerts, nil, err
 	}
@@ -485,14 +500,14 @@ func (b *Budget) chargeAccounts(ctx context.Context, tokens int64, cost float64,
 }
 
 // chargeOwn is charge of b's own account; state is the account after it (Kind and Name
-// empty: the caller names a parent's).
-func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool) (alerts []BudgetAlert, state AccountState, err error) {
+// empty: the caller names a parent's); model is chargeAccounts'.
+func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool, model string) (alerts []BudgetAlert, state AccountState, err error) {
 	now := b.clock()
 	if b.st != nil {
 		err := b.updateRec(context.WithoutCancel(ctx), func(rec *sharedBudget) error {
 			// A store transaction may run fn again. The stored limits, not those b was
 			// loaded with, say which thresholds are crossed: they may have changed since.
-			alerts = b.chargeAdd(rec.Limits, &rec.Used, now, tokens, cost, answered)
+			alerts = b.chargeAdd(rec.Limits, &rec.Used, now, tokens, cost, answered, model)
 			state = rec.Limits.state(rec.Used)
 			return nil
 		})
@@ -504,7 +519,7 @@ func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answ
 	o := b.own()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	alerts = b.chargeAdd(b.limits, &o.used, now, tokens, cost, answered)
+	alerts = b.chargeAdd(b.limits, &o.used, now, tokens, cost, answered, model)
 	return alerts, b.limits.state(o.used), nil
 }
 
@@ -536,9 +551,10 @@ func (l BudgetLimits) state(u BudgetUsage) AccountState {
 
 // chargeAdd adds a charge to u, b's account with limits l, at now and returns the alert
 // thresholds it reached first in the period (marked in u.Crossed, so that each is sent
-// once).
-func (b *Budget) chargeAdd(l BudgetLimits, u *BudgetUsage, now time.Time, tokens int64, cost float64, answered bool) []BudgetAlert {
+// once). model, when l.Models has it, is charged the cost too (chargeModel).
+func (b *Budget) chargeAdd(l BudgetLimits, u *BudgetUsage, now time.Time, tokens int64, cost float64, answered bool, model string) []BudgetAlert {
 	l.roll(u, now)
+	l.chargeModel(u, model, cost, now)
 	if !u.AnsweredKept {
 		if u.Answered == 0 && u.Calls > 1 && (u.Tokens > 0 || u.CostUSD > 0) {
 			// A record from before Answered was kept: its past requests count as
@@ -637,7 +653,12 @@ func SetSharedBudgetLimits(ctx context.Context, tx store.Tx, id string, l Budget
 		return fmt.Errorf("completions: budget %s: %w", id, err)
 	}
 	rec.Limits = l
-	rec.Limits.AllowedModels = slices.Clone(l.AllowedModels)
+	rec.Limits.AllowedModels, rec.Limits.Models = slices.Clone(l.AllowedModels), maps.Clone(l.Models)
+	for m := range rec.Used.Models {
+		if _, kept := l.Models[m]; !kept {
+			delete(rec.Used.Models, m) // a model's entry removed: its spend goes with it
+		}
+	}
 	// A threshold the new limits put out of reach again is reported again when reached.
 	reached := l.reached(rec.Used)
 	for _, th := range []string{ThresholdSoft, ThresholdNear, ThresholdMax} {

@@ -234,15 +234,15 @@ func (b *Budget) giveBack(ctx context.Context) {
 
 // chargeAll is charge of a Budget with parents: the tokens and cost recorded in all, and
 // the alert thresholds any reached.
-func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, []AccountState, error) {
+func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool, model string) ([]BudgetAlert, []AccountState, error) {
 	states := make([]AccountState, 0, 1+len(b.parents))
 	if !b.sameStore() {
-		alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered)
+		alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, model)
 		if err == nil {
 			states = append(states, state)
 		}
 		for i, p := range b.parents {
-			palerts, pstate, perr := p.b.chargeOwn(ctx, tokens, cost, answered)
+			palerts, pstate, perr := p.b.chargeOwn(ctx, tokens, cost, answered, "")
 			alerts, err = append(alerts, palerts...), errors.Join(err, b.goneNamed(i, perr))
 			if perr == nil {
 				pstate.Kind, pstate.Name = p.kind, p.name
@@ -268,7 +268,11 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 			if err != nil {
 				return fmt.Errorf("completions: budget %s: %w", x.id, err)
 			}
-			alerts = append(alerts, x.chargeAdd(rec.Limits, &rec.Used, x.clock(), tokens, cost, answered)...)
+			m := model
+			if i > 0 {
+				m = "" // the model entries are b's own
+			}
+			alerts = append(alerts, x.chargeAdd(rec.Limits, &rec.Used, x.clock(), tokens, cost, answered, m)...)
 			state := rec.Limits.state(rec.Used)
 			if i > 0 {
 				state.Kind, state.Name = b.parents[i-1].kind, b.parents[i-1].name

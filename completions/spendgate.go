@@ -42,6 +42,7 @@ func (sg *spendGate) share(c *store.Counters) {
 	c.Subscribe(sharedTokens, func(key string, n int64, now time.Time) {
 		sg.count(strings.TrimPrefix(key, sharedTokens), n, now)
 	})
+	sg.shareModels()
 }
 
 // tokenWindow is the tokens a budget's answers used in each second of the last minute.

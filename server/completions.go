@@ -569,6 +569,9 @@ func completionsError(err error) *APIError {
 	var gone *completions.BudgetGoneError
 	var cost *completions.CostExceededError
 	var tagged *completions.TagRoutingError
+	if ae := modelLimitError(err); ae != nil {
+		return ae // the key's per-model limits, in LiteLLM's words
+	}
 	switch {
 	case errors.As(err, &cf):
 		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)

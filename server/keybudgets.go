@@ -46,7 +46,7 @@ func takeKeyBudgetOf(ctx context.Context, tx store.Tx, owner string, req *keyReq
 // checkKeyRequest makes them.
 func keyLimits(vk virtualKey) completions.BudgetLimits {
 	l := completions.BudgetLimits{AllowedModels: vk.Models, MaxCostUSD: vk.MaxBudgetUSD, SoftCostUSD: vk.SoftBudgetUSD,
-		MaxTokens: vk.MaxTokens, MaxCalls: vk.MaxRequests, TokensPerMinute: vk.TokensPerMinute, Blocked: vk.Blocked}
+		MaxTokens: vk.MaxTokens, MaxCalls: vk.MaxRequests, TokensPerMinute: vk.TokensPerMinute, Blocked: vk.Blocked, Models: keyModelLimitsOf(vk)}
 	if vk.BudgetDuration != "" {
 		l.ResetEvery, _ = parseBudgetDuration(vk.BudgetDuration)
 	}

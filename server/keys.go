@@ -79,9 +79,18 @@ type keyRequest struct {
 	// Tags are the key's tags, kept as metadata.tags (where LiteLLM's key-level tags are).
 	Tags []string `json:"tags,omitempty" jsonschema:"description=The key's tags (LiteLLM's key-level tags\\, kept as metadata.tags): every request of the key carries them\\, for tag routing\\, tag budgets (POST /tag/new) and spend per tag (at most 16 with the request's own); beside metadata with a tags label they win and replace it (as LiteLLM's /key/generate); on PATCH they replace the key's tags alone (its other labels kept)\\, [] or null removes them"`
 
+	// ModelMaxBudget, ModelRPMLimit and ModelTPMLimit bound single models of the key
+	// (keymodellimits.go).
+	ModelMaxBudget map[string]keyModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models of the key (LiteLLM's model_max_budget): an object of models (named as in models) each {max_budget_usd: USD; budget_duration: period}: a request for a model whose budget is spent is refused (400) while its other models still work; the spend is the key's own per model; given on PATCH it replaces them all ({} or null removes them)"`
+	ModelRPMLimit  map[string]int64          `json:"model_rpm_limit,omitempty" jsonschema:"description=Requests per minute of single models of the key (LiteLLM's model_rpm_limit): an object of models each a number (0 refuses every request for it): past it a request for the model is a 429 with Retry-After (across replicas on PostgreSQL give or take --limits-sync-interval); given on PATCH it replaces them all"`
+	ModelTPMLimit  map[string]int64          `json:"model_tpm_limit,omitempty" jsonschema:"description=Tokens per minute of single models of the key (LiteLLM's model_tpm_limit): an object of models each a number: once the answers for the model used them in the last minute a request for it is a 429 with Retry-After (across replicas as model_rpm_limit); given on PATCH it replaces them all"`
+
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
 	budgetBlock bool
+	// modelLimitsGiven: the request gives per-model limits, whose models are checked
+	// (checkKeyRequest's checkModels checks them too).
+	modelLimitsGiven bool
 	// fields are the fields of the body that made the request (nil: those set non-zero),
 	// for the budget fields given beside a budget_id (takeBudget).
 	fields map[string]json.RawMessage
@@ -117,8 +126,12 @@ type virtualKey struct {
 	// Tags are the key's tags: its metadata.tags, answered apart and not stored apart.
 	Tags []string `json:"tags,omitempty" jsonschema:"description=The key's tags (its metadata.tags): every request of the key carries them; absent for none"`
 	// BudgetID is the LiteLLM budget the key's budget fields come from ("": its own).
-	BudgetID string   `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute come from; absent for its own"`
-	Spend    keySpend `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute come from; absent for its own"`
+	// The key's per-model limits (keyRequest's).
+	ModelMaxBudget map[string]keyModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models of the key (spend.models says what each spent)"`
+	ModelRPMLimit  map[string]int64          `json:"model_rpm_limit,omitempty" jsonschema:"description=Requests per minute of single models of the key"`
+	ModelTPMLimit  map[string]int64          `json:"model_tpm_limit,omitempty" jsonschema:"description=Tokens per minute of single models of the key"`
+	Spend          keySpend                  `json:"spend" jsonschema:"description=What the key has used (in the current period with budget_duration)"`
 
 	// keyName is the key abbreviated (abbreviateKey), kept in its record's key_name from
 	// when the key was made or last rotated; "" for a key stored by an earlier build.
@@ -134,6 +147,8 @@ type keySpend struct {
 	Tokens      int64      `json:"tokens"`
 	CostUSD     float64    `json:"cost_usd"`
 	PeriodStart *time.Time `json:"period_start,omitempty" jsonschema:"description=When the current budget period began (with budget_duration; absent before the first use)"`
+	// Models is the spend of each model of model_max_budget, in its own period.
+	Models map[string]keyModelSpend `json:"models,omitempty" jsonschema:"description=USD spent on each model of model_max_budget in its own period (its budget_duration)"`
 }
 
 // storedVirtualKey is a virtual key's record in store.VirtualKeys.
@@ -445,30 +460,15 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 		if strings.Contains(m, "*") {
 			continue // a pattern, as LiteLLM's keys take ("openai/*", "*")
 		}
-		if !g.Serves(m) {
-			// What a key may name is what a request may: a LiteLLM config's models only.
+		if !keyServes(g, m) {
 			return l, invalid("models[%d]: %q is not a model or model group this server routes to (GET /v1/models lists them)", i, m)
 		}
-		if _, ok := g.ResolveModel(m); ok {
-			continue
-		}
-		if eid, ok := g.ResolveEmbeddingModel(m); ok && slices.Contains(g.EmbeddingModels(), eid) {
-			continue
-		}
-		if _, ok := g.ResolveAudioModel(m); ok {
-			continue
-		}
-		if rid, ok := g.ResolveRerankModel(m); ok && g.HasRerankModel(rid) {
-			continue
-		}
-		if _, ok := g.ResolveImageModel(m); ok {
-			continue
-		}
-		if _, ok := g.ResolveRealtimeModel(m); ok {
-			continue
-		}
-		return l, invalid("models[%d]: %q is not a model or model group this server routes to (GET /v1/models lists them)", i, m)
 	}
+	models, err := checkKeyModelLimits(g, req, checkModels || req.modelLimitsGiven)
+	if err != nil {
+		return l, err
+	}
+	l.Models = models
 	if math.IsNaN(req.MaxBudgetUSD) || math.IsInf(req.MaxBudgetUSD, 0) || req.MaxBudgetUSD < 0 {
 		return l, invalid("max_budget_usd: must be a number of at least 0, got %v", req.MaxBudgetUSD)
 	}
@@ -524,6 +524,31 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 	l.MaxCostUSD, l.MaxTokens, l.MaxCalls, l.TokensPerMinute = req.MaxBudgetUSD, req.MaxTokens, req.MaxRequests, req.TokensPerMinute
 	l.Blocked, l.SoftCostUSD = req.Blocked, req.SoftBudgetUSD
 	return l, nil
+}
+
+// keyServes reports whether m, a model a key names that is not a pattern, is one this
+// server routes to: what a request may name (a LiteLLM config's models only).
+func keyServes(g *completions.Gateway, m string) bool {
+	if !g.Serves(m) {
+		return false
+	}
+	if _, ok := g.ResolveModel(m); ok {
+		return true
+	}
+	if eid, ok := g.ResolveEmbeddingModel(m); ok && slices.Contains(g.EmbeddingModels(), eid) {
+		return true
+	}
+	if _, ok := g.ResolveAudioModel(m); ok {
+		return true
+	}
+	if rid, ok := g.ResolveRerankModel(m); ok && g.HasRerankModel(rid) {
+		return true
+	}
+	if _, ok := g.ResolveImageModel(m); ok {
+		return true
+	}
+	_, ok := g.ResolveRealtimeModel(m)
+	return ok
 }
 
 // issueKey validates req, mints a key and stores its three records in one transaction.
@@ -711,6 +736,16 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	if len(vk.MCPServers) == 0 {
 		vk.MCPServers = nil
 	}
+	vk.ModelMaxBudget, vk.ModelRPMLimit, vk.ModelTPMLimit = nil, nil, nil
+	if len(req.ModelMaxBudget) > 0 {
+		vk.ModelMaxBudget = req.ModelMaxBudget
+	}
+	if len(req.ModelRPMLimit) > 0 {
+		vk.ModelRPMLimit = req.ModelRPMLimit
+	}
+	if len(req.ModelTPMLimit) > 0 {
+		vk.ModelTPMLimit = req.ModelTPMLimit
+	}
 	vk.BudgetBlock = req.Blocked && req.budgetBlock
 	vk.TeamID, vk.BudgetID, vk.OrganizationID = req.TeamID, req.BudgetID, req.OrganizationID
 	if vk.TeamID != "" {
@@ -796,7 +831,7 @@ func (s *Server) keyInfo(ctx context.Context, owner, id string) (*virtualKey, er
 func (s *Server) withSpend(ctx context.Context, vk virtualKey) virtualKey {
 	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, "key/"+vk.ID); err == nil {
 		u := b.Used(ctx)
-		vk.Spend = keySpend{Requests: u.Calls, Tokens: u.Tokens, CostUSD: u.CostUSD}
+		vk.Spend = keySpend{Requests: u.Calls, Tokens: u.Tokens, CostUSD: u.CostUSD, Models: keyModelSpendOf(vk, u)}
 		if !u.PeriodStart.IsZero() {
 			vk.Spend.PeriodStart = &u.PeriodStart
 		}
@@ -957,9 +992,20 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		req := keyRequest{Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, SoftBudgetUSD: rec.SoftBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
 			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID,
-			MCPServers: rec.MCPServers, BudgetID: rec.BudgetID, OrganizationID: rec.OrganizationID}
+			MCPServers: rec.MCPServers, BudgetID: rec.BudgetID, OrganizationID: rec.OrganizationID,
+			ModelMaxBudget: rec.ModelMaxBudget, ModelRPMLimit: rec.ModelRPMLimit, ModelTPMLimit: rec.ModelTPMLimit}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
+		}
+		// Given, a per-model limit replaces the key's whole (decoding would merge the maps).
+		if _, ok := given["model_max_budget"]; ok {
+			req.ModelMaxBudget = nil
+		}
+		if _, ok := given["model_rpm_limit"]; ok {
+			req.ModelRPMLimit = nil
+		}
+		if _, ok := given["model_tpm_limit"]; ok {
+			req.ModelTPMLimit = nil
 		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
@@ -1015,6 +1061,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			return err
 		}
 		check := req
+		check.modelLimitsGiven = keyModelLimitsGiven(given)
 		if !expiryGiven {
 			check.ExpiresAt = nil // kept as it is, past or not
 		}

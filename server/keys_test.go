@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,7 +131,7 @@ func TestVirtualKeyLifecycle(t *testing.T) {
 	if info.Spend.Requests != 2 || info.Spend.Tokens != 20 || math.Abs(info.Spend.CostUSD-0.026) > 1e-9 {
 		t.Fatalf("spend %+v", info.Spend)
 	}
-	if self := keyInfoOf(t, s, vk.Key, "/api/v1/keys/self"); self.ID != vk.ID || self.Spend != info.Spend {
+	if self := keyInfoOf(t, s, vk.Key, "/api/v1/keys/self"); self.ID != vk.ID || !reflect.DeepEqual(self.Spend, info.Spend) {
 		t.Fatalf("self %+v, want %+v", self, info)
 	}
 	wantError(t, do(t, s, "GET", "/api/v1/keys/self", testKey, ""), http.StatusNotFound, KindNotFound, "not a virtual key")

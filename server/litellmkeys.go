@@ -66,9 +66,6 @@ var litellmRefused = map[string]string{
 	"permissions":                  "a virtual key reaches the gateway's surfaces only; there are no other permissions to set",
 	"allowed_routes":               "a virtual key reaches the gateway's surfaces only; its routes cannot be chosen",
 	"allowed_passthrough_routes":   "every key may use the pass-through routes (/anthropic, /gemini, /openai), held to its models: they cannot be chosen per key",
-	"model_max_budget":             "a key's budget covers all its models; per-model budgets are not supported",
-	"model_rpm_limit":              "a key's rpm_limit covers all its models; per-model limits are not supported",
-	"model_tpm_limit":              "a key's tpm_limit covers all its models; per-model limits are not supported",
 	"max_parallel_requests":        "Switchyard does not bound a key's concurrent requests: use rpm_limit",
 	"aliases":                      "Switchyard has no per-key model aliases (model groups are configured on the server)",
 	"config":                       "Switchyard has no per-key configuration",
@@ -109,6 +106,10 @@ type litellmKeyRequest struct {
 	BudgetID       *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the key takes: now and on every /budget/update (those fields given with it must have the budget's values or be null); null on /key/update leaves the budget and keeps its values as the key's own"`
 	// ObjectPermission is LiteLLM's object_permission: its mcp_servers only.
 	ObjectPermission *litellmObjectPermission `json:"object_permission,omitempty" jsonschema:"description=Which MCP servers the key may use: mcp_servers (the other members are refused when not empty)"`
+	// The key's per-model limits (keymodellimits.go).
+	ModelMaxBudget map[string]litellmModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models: {gpt-4o: {budget_limit: 10\\, time_period: 1d}} (a plain number: a budget for all time); a request for a model whose budget is spent is refused with LiteLLM's 400 budget_exceeded while the key's other models still work; models named as in models; null or {} on /key/update removes them"`
+	ModelRPMLimit  map[string]int64              `json:"model_rpm_limit,omitempty" jsonschema:"description=Requests per minute of single models: {gpt-4o: 10}; past it a request for the model is a 429 with Retry-After (shared across replicas as rpm_limit); 0 refuses every request for the model; null or {} on /key/update removes them"`
+	ModelTPMLimit  map[string]int64              `json:"model_tpm_limit,omitempty" jsonschema:"description=Tokens per minute of single models: {gpt-4o: 10000}; once the model's answers used them in the last minute a request for it is a 429 with Retry-After (shared across replicas as tpm_limit); null or {} on /key/update removes them"`
 }
 
 // litellmObjectPermission is LiteLLM's object_permission of a key, as far as Switchyard has
@@ -142,9 +143,14 @@ type litellmKeyInfo struct {
 	ObjectPermission litellmObjectPermission `json:"object_permission"`
 	CreatedAt        time.Time               `json:"created_at"`
 	// Switchyard's limits LiteLLM's key has no field for, so that they are not hidden.
-	MaxTokens   int64 `json:"max_tokens,omitempty" jsonschema:"description=Switchyard: tokens the key may use (per budget_duration)"`
-	MaxRequests int64 `json:"max_requests,omitempty" jsonschema:"description=Switchyard: requests the key may make (per budget_duration)"`
-	Expired     bool  `json:"expired,omitempty" jsonschema:"description=Switchyard: past expires and no longer accepted"`
+	// The key's per-model limits, and what each model of model_max_budget spent.
+	ModelMaxBudget      map[string]litellmModelBudget      `json:"model_max_budget" jsonschema:"description=USD budgets of single models ({} for none)"`
+	ModelMaxBudgetUsage map[string]litellmModelBudgetUsage `json:"model_max_budget_usage" jsonschema:"description=What each model of model_max_budget spent in its current time_period"`
+	ModelRPMLimit       map[string]int64                   `json:"model_rpm_limit" jsonschema:"description=Requests per minute of single models ({} for none)"`
+	ModelTPMLimit       map[string]int64                   `json:"model_tpm_limit" jsonschema:"description=Tokens per minute of single models ({} for none)"`
+	MaxTokens           int64                              `json:"max_tokens,omitempty" jsonschema:"description=Switchyard: tokens the key may use (per budget_duration)"`
+	MaxRequests         int64                              `json:"max_requests,omitempty" jsonschema:"description=Switchyard: requests the key may make (per budget_duration)"`
+	Expired             bool                               `json:"expired,omitempty" jsonschema:"description=Switchyard: past expires and no longer accepted"`
 }
 
 // litellmGeneratedKey is the answer of POST /key/generate: the key (shown once) and its info.
@@ -716,6 +722,18 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			}
 		case name == "models" && isNull && update:
 			return nil, nil, false, false, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+		case name == "model_max_budget" && !isNull:
+			if native[name], err = litellmModelMaxBudget(raw); err != nil {
+				return nil, nil, false, false, err
+			}
+		case (name == "model_rpm_limit" || name == "model_tpm_limit") && !isNull:
+			if native[name], err = litellmModelRates(name, raw); err != nil {
+				return nil, nil, false, false, err
+			}
+		case name == "model_max_budget" || name == "model_rpm_limit" || name == "model_tpm_limit":
+			if update { // null removes them
+				native[name] = json.RawMessage(`null`)
+			}
 		case name == "models" && litellmAllModels(raw):
 			native["models"] = json.RawMessage(`[]`)
 		case litellmFieldNames[name] != "":
@@ -917,6 +935,7 @@ var litellmNativeNames = []litellmName{
 	{"requests_per_minute", "rpm_limit"}, {"expires_at", "duration"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"soft_budget_usd", "soft_budget"},
 	{"mcp_servers", "object_permission.mcp_servers"}, {"budget_id", "budget_id"},
+	{"model_max_budget", "model_max_budget"}, {"model_rpm_limit", "model_rpm_limit"}, {"model_tpm_limit", "model_tpm_limit"},
 }
 
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
@@ -1047,6 +1066,7 @@ func litellmInfoOf(vk virtualKey, teamOrgs map[string]string) litellmKeyInfo {
 	if vk.BudgetID != "" {
 		info.BudgetID = &vk.BudgetID
 	}
+	litellmModelLimitsInfo(&info, vk)
 	return info
 }
 

@@ -182,6 +182,9 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 	if status == http.StatusBadRequest && blockedEndUser(cause) {
 		code = "400" // LiteLLM's code of a blocked end user (its HTTPException's status)
 	}
+	if status == http.StatusBadRequest && errors.Is(cause, completions.ErrBudgetExceeded) {
+		typ, code = "budget_exceeded", "400" // LiteLLM's of a key's model_max_budget spent
+	}
 	if status == http.StatusBadRequest && errors.Is(cause, completions.ErrModelNotServed) {
 		code = "400" // LiteLLM's code of a model its config does not serve (its HTTPException's status)
 	}

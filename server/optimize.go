@@ -368,7 +368,7 @@ func (m jobKeyMinter) MintKey(ctx context.Context, g optimizer.KeyGrant) (*optim
 		},
 		Usage: func() optimizer.Usage {
 			u := final
-			if u == (completions.BudgetUsage{}) {
+			if reflect.DeepEqual(u, completions.BudgetUsage{}) {
 				u = budget.Used(context.Background())
 			}
 			return optimizer.Usage{Tokens: u.Tokens, CostUSD: u.CostUSD}

@@ -1,0 +1,268 @@
+package completions
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Per-model limits of one account (BudgetLimits.Models): LiteLLM's model_max_budget,
+// model_rpm_limit and model_tpm_limit of a virtual key. A request is held to the entry of
+// the model it asks for (modelEntry), checked before its call is taken from the account:
+// the entry's USD spend in its own period (stored with the account, charged in the same
+// transaction as the account's spend), and its requests and tokens in the last minute
+// (counted per process and, for a stored account, shared with the other processes through
+// Options.SharedLimits, as the account's own tokens per minute are).
+
+// ModelLimits bounds one model's use by an account. A nil bound is none; a bound of 0
+// refuses every request for the model (LiteLLM's: its checks are spend >= budget and
+// count >= limit).
+type ModelLimits struct {
+	// MaxCostUSD bounds the USD the model's answers may cost, per ResetEvery when set
+	// (else for all time); checked before each request, so the spend may pass it by one
+	// request's cost.
+	MaxCostUSD *float64 `json:"max_cost_usd,omitempty"`
+	// ResetEvery starts the model's spend afresh every ResetEvery from its first charge.
+	ResetEvery time.Duration `json:"reset_every,omitempty"`
+	// RequestsPerMinute bounds the requests for the model in the last minute.
+	RequestsPerMinute *int64 `json:"requests_per_minute,omitempty"`
+	// TokensPerMinute bounds the tokens the model's answers used in the last minute.
+	TokensPerMinute *int64 `json:"tokens_per_minute,omitempty"`
+}
+
+// ModelUsage is what one entry of BudgetLimits.Models spent in its current period.
+type ModelUsage struct {
+	CostUSD float64 `json:"cost_usd"`
+	// PeriodStart is when the current period began (zero until the first charge, and
+	// always without ResetEvery).
+	PeriodStart time.Time `json:"period_start,omitzero"`
+}
+
+// ModelBudgetError refuses a request for a model whose entry of the key's
+// BudgetLimits.Models has spent its MaxCostUSD; it matches ErrBudgetExceeded. Its message
+// is LiteLLM's (_PROXY_VirtualKeyModelMaxBudgetLimiter's), naming the key by KeyID and
+// KeyAlias (the request's Scope's).
+type ModelBudgetError struct {
+	Model            string // the entry: the model name as the key's limits name it
+	SpentUSD, MaxUSD float64
+	KeyID, KeyAlias  string
+}
+
+// Error is LiteLLM's message.
+func (e *ModelBudgetError) Error() string {
+	return fmt.Sprintf("LiteLLM Virtual Key: %s, key_alias: %s, exceeded budget for model=%s", e.KeyID, pythonStr(e.KeyAlias), e.Model)
+}
+
+// Is matches ErrBudgetExceeded.
+func (e *ModelBudgetError) Is(target error) bool { return target == ErrBudgetExceeded }
+
+// ModelRateError refuses a request for a model whose entry of the key's
+// BudgetLimits.Models is at its RequestsPerMinute or TokensPerMinute; it matches
+// ErrTokenRate (a rate that clears with time). Its message is LiteLLM's (its rate
+// limiter's, for rate limit type model_per_key).
+type ModelRateError struct {
+	Model string
+	// Tokens says the bound is TokensPerMinute (else RequestsPerMinute); Used of Limit were
+	// used in the last minute.
+	Tokens      bool
+	Used, Limit int64
+	RetryAfter  time.Duration
+	KeyID       string
+	At          time.Time // when the request was refused
+}
+
+// Error is LiteLLM's message.
+func (e *ModelRateError) Error() string {
+	kind := "requests"
+	if e.Tokens {
+		kind = "tokens"
+	}
+	return fmt.Sprintf("Rate limit exceeded for model_per_key: %s:%s. Limit type: %s. Current limit: %d, Remaining: %d. Limit resets at: %s",
+		e.KeyID, e.Model, kind, e.Limit, max(0, e.Limit-e.Used), e.At.Add(e.RetryAfter).UTC().Format("2006-01-02 15:04:05 UTC"))
+}
+
+// Is matches ErrTokenRate.
+func (e *ModelRateError) Is(target error) bool { return target == ErrTokenRate }
+
+// pythonStr is s as Python prints an optional string: None when empty.
+func pythonStr(s string) string {
+	if s == "" {
+		return "None"
+	}
+	return s
+}
+
+// modelEntry is the entry of l.Models a request asking for asked is held to: asked itself,
+// else asked without its provider ("openai/gpt-4o" is held to "gpt-4o", as LiteLLM looks
+// the name up), else the "provider/model" a bare name resolves to (expand); "" when none.
+func (l BudgetLimits) modelEntry(asked string, expand func(string) []string) string {
+	if len(l.Models) == 0 || asked == "" {
+		return ""
+	}
+	if _, ok := l.Models[asked]; ok {
+		return asked
+	}
+	if i := strings.LastIndex(asked, "/"); i >= 0 {
+		if _, ok := l.Models[asked[i+1:]]; ok {
+			return asked[i+1:]
+		}
+	}
+	if expand != nil && !strings.Contains(asked, "/") {
+		if full := expand(asked); len(full) == 1 {
+			if _, ok := l.Models[full[0]]; ok {
+				return full[0]
+			}
+		}
+	}
+	return ""
+}
+
+// roll starts a new period of mu when m.ResetEvery has passed since it began (a whole
+// number of periods later, as BudgetLimits.roll).
+func (m ModelLimits) roll(mu *ModelUsage, now time.Time) {
+	if m.ResetEvery <= 0 {
+		return
+	}
+	if mu.PeriodStart.IsZero() {
+		mu.PeriodStart = now.UTC()
+		return
+	}
+	if elapsed := now.Sub(mu.PeriodStart); elapsed >= m.ResetEvery {
+		*mu = ModelUsage{PeriodStart: mu.PeriodStart.Add(elapsed / m.ResetEvery * m.ResetEvery)}
+	}
+}
+
+// rollModels rolls each model's usage in u (a copy: u.Models is not shared) by l's entries.
+func (l BudgetLimits) rollModels(u *BudgetUsage, now time.Time) {
+	for name, mu := range u.Models {
+		if ml, ok := l.Models[name]; ok && !mu.PeriodStart.IsZero() {
+			ml.roll(&mu, now)
+			u.Models[name] = mu
+		}
+	}
+}
+
+// chargeModel adds cost to model's entry of u, when l has one.
+func (l BudgetLimits) chargeModel(u *BudgetUsage, model string, cost float64, now time.Time) {
+	ml, ok := l.Models[model]
+	if !ok || model == "" {
+		return
+	}
+	if u.Models == nil {
+		u.Models = map[string]ModelUsage{}
+	}
+	mu := u.Models[model]
+	ml.roll(&mu, now)
+	mu.CostUSD += cost
+	u.Models[model] = mu
+}
+
+// askedModel is the model name p's request asked for: a request other than chat's, its
+// model group, or its one model; "" when it named several.
+func (p *plan) askedModel() string {
+	if p.asked != "" {
+		return p.asked
+	}
+	if p.req == nil {
+		return ""
+	}
+	if p.req.groupName != "" {
+		return p.req.groupName
+	}
+	if len(p.req.Models) == 1 {
+		return p.req.Models[0]
+	}
+	return ""
+}
+
+// enterModel holds p's request to the entry of b's own BudgetLimits.Models its model has
+// (none: nothing to do): a spent budget is a *ModelBudgetError, a minute's requests or
+// tokens used up a *ModelRateError. Admitted, the request is counted in the entry's
+// requests of the minute, and p.budgetModel names the entry its costs are charged to.
+func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget) error {
+	entry := b.limits.modelEntry(p.askedModel(), g.allowedAs)
+	if entry == "" {
+		return nil
+	}
+	ml := b.limits.Models[entry]
+	now := g.opts.Now()
+	if ml.MaxCostUSD != nil {
+		mu := b.Used(ctx).Models[entry]
+		if mu.CostUSD >= *ml.MaxCostUSD {
+			return &ModelBudgetError{Model: entry, SpentUSD: mu.CostUSD, MaxUSD: *ml.MaxCostUSD, KeyID: p.scope.KeyID, KeyAlias: p.scope.KeyAlias}
+		}
+	}
+	if ml.TokensPerMinute != nil {
+		limit := *ml.TokensPerMinute
+		if total, below := g.spend.modelMinute(b, entry, true, now, limit); total >= limit {
+			return &ModelRateError{Model: entry, Tokens: true, Used: total, Limit: limit, RetryAfter: max(below.Sub(now), time.Second), KeyID: p.scope.KeyID, At: now}
+		}
+	}
+	if ml.RequestsPerMinute != nil {
+		limit := *ml.RequestsPerMinute
+		if total, below := g.spend.modelMinute(b, entry, false, now, limit); total >= limit {
+			return &ModelRateError{Model: entry, Used: total, Limit: limit, RetryAfter: max(below.Sub(now), time.Second), KeyID: p.scope.KeyID, At: now}
+		}
+		g.spend.modelCount(b, entry, false, 1, now)
+	}
+	p.budgetModel = entry
+	return nil
+}
+
+// The key prefixes of a stored account's per-model requests and tokens in
+// Options.SharedLimits: prefix, then the account's id, "|" and the entry's model name.
+const (
+	sharedModelRequests = "mrpm/"
+	sharedModelTokens   = "mtpm/"
+)
+
+// modelWindow is the spend gate's key of the minute of one entry of an account's Models:
+// its requests, or its tokens.
+type modelWindow struct {
+	account any // gateKey
+	model   string
+	tokens  bool
+}
+
+// modelMinute is what the minute to now holds of entry of b's Models (its tokens, else its
+// requests) and, when that reaches limit, when it drops below it.
+func (sg *spendGate) modelMinute(b *Budget, entry string, tokens bool, now time.Time, limit int64) (total int64, below time.Time) {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	w := sg.tpm[modelWindow{gateKey(b), entry, tokens}]
+	if w == nil {
+		return 0, now.Add(time.Minute)
+	}
+	return w.sum(now, limit)
+}
+
+// modelCount counts n requests or tokens of entry of b's Models at now, and shares them
+// with the other processes for a stored account.
+func (sg *spendGate) modelCount(b *Budget, entry string, tokens bool, n int64, now time.Time) {
+	if n <= 0 {
+		return
+	}
+	sg.count(modelWindow{gateKey(b), entry, tokens}, n, now)
+	if b.st != nil {
+		prefix := sharedModelRequests
+		if tokens {
+			prefix = sharedModelTokens
+		}
+		sg.shared.Add(prefix+b.id+"|"+entry, n, now)
+	}
+}
+
+// shareModels makes the gate count the other processes' requests and tokens of the
+// stored accounts' models (share's part).
+func (sg *spendGate) shareModels() {
+	for _, prefix := range []string{sharedModelRequests, sharedModelTokens} {
+		tokens := prefix == sharedModelTokens
+		sg.shared.Subscribe(prefix, func(key string, n int64, now time.Time) {
+			id, model, ok := strings.Cut(strings.TrimPrefix(key, prefix), "|")
+			if ok {
+				sg.count(modelWindow{id, model, tokens}, n, now)
+			}
+		})
+	}
+}
