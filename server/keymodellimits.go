@@ -171,7 +171,8 @@ type litellmModelBudgetUsage struct {
 // litellmModelMaxBudget translates LiteLLM's model_max_budget (an object of models, each a
 // {budget_limit, time_period} — budget_limit may be a numeric string, as its UI sends it;
 // max_budget and budget_duration are its internal names — or, as older LiteLLM versions
-// took it, a number: a budget for all time) into the native field's value.
+// took it, a number: a budget for all time) into the native field's value. An entry that
+// asks for nothing (null, or no budget_limit: LiteLLM then gates nothing) is left out.
 func litellmModelMaxBudget(raw json.RawMessage) (json.RawMessage, error) {
 	var entries map[string]json.RawMessage
 	if json.Unmarshal(raw, &entries) != nil || entries == nil {
@@ -182,6 +183,9 @@ func litellmModelMaxBudget(raw json.RawMessage) (json.RawMessage, error) {
 		e := entries[m]
 		bad := func(format string, args ...any) error {
 			return litellmInvalid("model_max_budget", "model_max_budget[%q]: "+format, append([]any{m}, args...)...)
+		}
+		if isJSONNull(e) {
+			continue
 		}
 		var n float64
 		if json.Unmarshal(e, &n) == nil {
@@ -200,6 +204,9 @@ func litellmModelMaxBudget(raw json.RawMessage) (json.RawMessage, error) {
 		for k, v := range fields {
 			switch k {
 			case "budget_limit", "max_budget":
+				if isJSONNull(v) {
+					continue
+				}
 				var s string
 				if json.Unmarshal(v, &s) == nil {
 					v = json.RawMessage(s) // LiteLLM's UI sends a numeric string
@@ -225,7 +232,12 @@ func litellmModelMaxBudget(raw json.RawMessage) (json.RawMessage, error) {
 			}
 		}
 		if !limitGiven {
-			return nil, bad("budget_limit is required (USD)")
+			continue // LiteLLM gates nothing without a budget_limit
+		}
+		if b.BudgetDuration != "" {
+			if _, err := parseBudgetDuration(b.BudgetDuration); err != nil {
+				return nil, bad("time_period: %s, got %q", err, b.BudgetDuration)
+			}
 		}
 		out[m] = b
 	}
@@ -241,6 +253,9 @@ func litellmModelRates(field string, raw json.RawMessage) (json.RawMessage, erro
 	}
 	out := map[string]int64{}
 	for _, m := range sortedKeys(entries) {
+		if isJSONNull(entries[m]) {
+			continue // asks for nothing
+		}
 		var n int64
 		if json.Unmarshal(entries[m], &n) != nil {
 			return nil, litellmInvalid(field, "%s[%q]: must be a whole number per minute, got %s", field, m, entries[m])

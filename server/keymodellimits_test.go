@@ -218,8 +218,8 @@ func TestKeyModelLimitsValidation(t *testing.T) {
 		`{"model_max_budget":{"openai/nope":{"budget_limit":1,"time_period":"1d"}}}`: {"model_max_budget", `"openai/nope" is not a model`},
 		`{"model_max_budget":{"openai/ok":{"budget_limit":-1}}}`:                     {"model_max_budget", "at least 0"},
 		`{"model_max_budget":{"openai/ok":-2}}`:                                      {"model_max_budget", "at least 0"},
-		`{"model_max_budget":{"openai/ok":{"time_period":"1d"}}}`:                    {"model_max_budget", "budget_limit is required"},
-		`{"model_max_budget":{"openai/ok":{"budget_limit":1,"time_period":"soon"}}}`: {"model_max_budget", "budget_duration"},
+		`{"model_max_budget":{"openai/ok":{"budget_limit":true}}}`:                   {"model_max_budget", "budget_limit: must be a number"},
+		`{"model_max_budget":{"openai/ok":{"budget_limit":1,"time_period":"soon"}}}`: {"model_max_budget", "time_period"},
 		`{"model_rpm_limit":{"openai/ok":-1}}`:                                       {"model_rpm_limit", "at least 0"},
 		`{"model_rpm_limit":{"openai/*":5}}`:                                         {"model_rpm_limit", "not a pattern"},
 		`{"model_tpm_limit":{"openai/ok":"lots"}}`:                                   {"model_tpm_limit", "whole number"},
@@ -241,11 +241,56 @@ func TestKeyModelLimitsValidation(t *testing.T) {
 	if r := do(t, s, "GET", "/key/list", testKey, ""); r.body["total_count"] != 0.0 {
 		t.Fatalf("a refused request stored a key: %s", r.raw)
 	}
+	if r := do(t, s, "POST", "/api/v1/keys", testKey, `{"model_rpm_limit":{"openai/ok":2}}`); r.status != http.StatusCreated || !strings.Contains(r.raw, `"model_rpm_limit":{"openai/ok":2}`) {
+		t.Fatalf("native key with model_rpm_limit: %d %s", r.status, r.raw)
+	}
+	// Entries that ask for nothing (LiteLLM gates nothing without a budget_limit) are left out.
+	empty := litellmGenerate(t, s, `{"model_max_budget":{"openai/ok":{"time_period":"1d"},"ok2":null},"model_rpm_limit":{"openai/ok":null}}`)
+	if info := modelLimitsOf(t, s, empty.Token); len(info.ModelMaxBudget) != 0 || len(info.ModelRPMLimit) != 0 {
+		t.Fatalf("entries asking for nothing were kept: %+v", info)
+	}
 	// Valid on update too, and an unknown model refused there as well.
 	g := litellmGenerate(t, s, `{"model_rpm_limit":{"ok":3}}`)
 	wantParam(t, do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","model_tpm_limit":{"openai/nope":1}}`), http.StatusBadRequest, "model_tpm_limit", "is not a model")
 	wantParam(t, do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","model_rpm_limit":{"ok":-3}}`), http.StatusBadRequest, "model_rpm_limit", "at least 0")
 	if info := modelLimitsOf(t, s, g.Token); info.ModelRPMLimit["ok"] != 3 || len(info.ModelTPMLimit) != 0 {
 		t.Fatalf("refused updates changed the key: %+v", info)
+	}
+}
+
+// TestKeyModelLimitsKeptByOtherChanges: changes of a key that leave its per-model limits
+// alone — its alias on /key/update, a /budget/update of its budget_id, a regeneration —
+// keep them held.
+func TestKeyModelLimitsKeptByOtherChanges(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	if r := do(t, s, "POST", "/budget/new", testKey, `{"budget_id":"tier","max_budget":5}`); r.status != http.StatusOK {
+		t.Fatalf("/budget/new: %d %s", r.status, r.raw)
+	}
+	g := litellmGenerate(t, s, `{"budget_id":"tier","model_rpm_limit":{"openai/ok":1},"model_max_budget":{"openai/ok2":{"budget_limit":0.01}}}`)
+	for _, c := range []struct{ path, body string }{
+		{"/key/update", `{"key":"` + g.Token + `","key_alias":"renamed"}`},
+		{"/budget/update", `{"budget_id":"tier","max_budget":6}`},
+		{"/key/regenerate", `{"key":"` + g.Token + `"}`},
+	} {
+		if r := do(t, s, "POST", c.path, testKey, c.body); r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", c.path, r.status, r.raw)
+		} else if k, _ := r.body["key"].(string); strings.HasPrefix(k, "sy-vk-") {
+			g.Key = k // regenerated
+		}
+	}
+	info := modelLimitsOf(t, s, g.Token)
+	if info.ModelRPMLimit["openai/ok"] != 1 || info.ModelMaxBudget["openai/ok2"].BudgetLimit != 0.01 {
+		t.Fatalf("limits after the changes: %+v", info)
+	}
+	for _, model := range []string{"openai/ok", "openai/ok2"} {
+		if resp, b := chatWith(t, hs, g.Key, model); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s's first request: %d %s", model, resp.StatusCode, b)
+		}
+	}
+	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("openai/ok's second request in a minute: %d %s; want 429", resp.StatusCode, b)
+	}
+	if resp, b := chatWith(t, hs, g.Key, "openai/ok2"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("openai/ok2 over its budget: %d %s; want 400", resp.StatusCode, b)
 	}
 }
