@@ -294,3 +294,34 @@ func TestKeyModelLimitsKeptByOtherChanges(t *testing.T) {
 		t.Errorf("openai/ok2 over its budget: %d %s; want 400", resp.StatusCode, b)
 	}
 }
+
+// TestKeyModelLimitsOfTeamKeyAndPatch: a key of a team (whose account its own sits
+// inside) is held to its per-model budget, charged to the key alone while the team's spend
+// counts every answer; a PATCH of a per-model limit on /api/v1/keys replaces the key's
+// whole rather than merging into it.
+func TestKeyModelLimitsOfTeamKeyAndPatch(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	if r := do(t, s, "POST", "/team/new", testKey, `{"team_id":"search","max_budget":10}`); r.status != http.StatusOK {
+		t.Fatalf("/team/new: %d %s", r.status, r.raw)
+	}
+	g := litellmGenerate(t, s, `{"team_id":"search","model_max_budget":{"openai/ok":{"budget_limit":0.01}},"model_rpm_limit":{"openai/other":5}}`)
+	for _, model := range []string{"openai/ok", "openai/other"} {
+		if resp, b := chatWith(t, hs, g.Key, model); resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", model, resp.StatusCode, b)
+		}
+	}
+	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("openai/ok over its budget in a team: %d %s", resp.StatusCode, b)
+	}
+	if u := modelLimitsOf(t, s, g.Token).ModelMaxBudgetUsage["openai/ok"].CurrentSpend; math.Abs(u-0.013) > 1e-9 {
+		t.Errorf("openai/ok's spend %v, want 0.013 (its own answer only)", u)
+	}
+	if r := do(t, s, "GET", "/team/info?team_id=search", testKey, ""); !strings.Contains(r.raw, `"spend":0.026`) {
+		t.Errorf("the team's spend (both answers): %s", r.raw)
+	}
+	r := do(t, s, "PATCH", "/api/v1/keys/"+g.Token, testKey, `{"model_rpm_limit":{"openai/ok2":1}}`)
+	var vk virtualKey
+	if r.status != http.StatusOK || json.Unmarshal([]byte(r.raw), &vk) != nil || len(vk.ModelRPMLimit) != 1 || vk.ModelRPMLimit["openai/ok2"] != 1 || len(vk.ModelMaxBudget) != 1 {
+		t.Fatalf("PATCH model_rpm_limit: %d %s", r.status, r.raw)
+	}
+}
