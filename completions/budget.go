@@ -582,12 +582,17 @@ func (b *Budget) chargeAdd(l BudgetLimits, u *BudgetUsage, now time.Time, tokens
 }
 
 // allowedAs returns the models an allowed name of a Budget stands for besides itself: a
-// model group's models, a bare name's "provider/model" (chat, embedding, audio or rerank
+// model group's models, a deployment's own name's members (Options.DeploymentNames), a
+// bare name's "provider/model" (chat, embedding, audio or rerank
 // model). The names are resolved at each request, so a key keeps meaning what it named
 // when the gateway's groups or providers change.
 func (g *Gateway) allowedAs(name string) []string {
-	if grp, ok := g.routes().groups[name]; ok {
+	rt := g.routes()
+	if grp, ok := rt.groups[name]; ok {
 		return grp.Models
+	}
+	if members := rt.namedMembers(name); members != nil {
+		return members // a deployment's own name (Options.DeploymentNames)
 	}
 	if strings.Contains(name, "/") {
 		return nil

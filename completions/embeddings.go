@@ -404,7 +404,8 @@ func (g *Gateway) embeddingTargets(name string) ([]target, error) {
 }
 
 // groupTargets resolves the model of a request other than chat: a model group's members
-// in order, else the model itself; bare names by bare, each model's provider checked by
+// in order, a deployment's own name's deployments (Options.DeploymentNames), else the
+// model itself; bare names by bare, each model's provider checked by
 // serves (else the error lacks makes).
 func (g *Gateway) groupTargets(name string, bare func(field, name string) (string, error), serves func(providers.Provider) bool,
 	lacks func(field, provider, model string) error) ([]target, error) {
@@ -424,6 +425,8 @@ func (g *Gateway) groupTargetsIn(rt *routeTable, name string, bare func(field, n
 	grp, isGroup := rt.groups[name]
 	if isGroup {
 		models = grp.Models
+	} else if members := rt.namedMembers(name); members != nil {
+		models, isGroup = members, true // a deployment's own name, served as its deployments
 	}
 	out := make([]target, 0, len(models))
 	for i, s := range models {

@@ -260,6 +260,17 @@ type Options struct {
 	// "provider/model", or "provider/*" for every catalogued model of the provider (chat,
 	// embedding and rerank alike) when it is configured. SetRoutes may replace them.
 	Listed []string
+	// DeploymentNames are the names a request may send for deployments besides the model
+	// groups, their members and Listed, as LiteLLM's router serves a deployment by its own
+	// litellm_params.model ("openai/gpt-4o" for a model_name "my-gpt" calling it with an
+	// api_base of its own, called as "openai-my-gpt-1a2b3c4d/gpt-4o"): each name to the
+	// deployments it stands for, in order. A name that is a model group, or that a
+	// wildcard (Wildcards, a listed "provider/*") matches, is routed as that instead, as
+	// LiteLLM's proxy tries a model_name, then its wildcards, then its deployments' models.
+	// A request naming one is served by those deployments (several are tried as a
+	// request naming several models is), each attempt under its deployment's ModelName
+	// (so it carries that deployment's id). SetRoutes may replace them.
+	DeploymentNames map[string][]NamedDeployment
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger
 	// Observer, when set, sees every accepted request once at its end (metrics, traces, the
@@ -504,7 +515,7 @@ func New(opts Options) (*Gateway, error) {
 		}
 		opts.Cache.Semantic = &s
 	}
-	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs, Wildcards: opts.Wildcards, Listed: opts.Listed}, nil)
+	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs, Wildcards: opts.Wildcards, Listed: opts.Listed, DeploymentNames: opts.DeploymentNames}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -726,11 +737,12 @@ func (g *Gateway) HasModel(model string) bool {
 // ResolveModel returns the "provider/model" name stands for on the OpenAI-compatible
 // surfaces, and whether it can be routed to (HasModel) and, with Options.ListConfigured,
 // is what the configuration serves (a chat request naming it is not refused): name itself
-// when it names its provider or a model group, else the one configured provider's
+// when it names its provider, a model group or a deployment's own name
+// (Options.DeploymentNames), else the one configured provider's
 // catalogued model of that name.
 func (g *Gateway) ResolveModel(name string) (string, bool) {
-	if g.IsModelGroup(name) {
-		return name, true // a model group answers for itself
+	if g.IsModelGroup(name) || g.routes().namedMembers(name) != nil {
+		return name, true // a model group (or a deployment's own name) answers for itself
 	}
 	asked := name
 	if !strings.Contains(name, "/") {

@@ -406,24 +406,39 @@ func (g *Gateway) ModelGroups() []string {
 
 // expandGroups returns models with each model group's name (on the OpenAI-compatible and
 // Messages surfaces) replaced by its models — those the request's tags select of a
-// tag-filtered group (ModelGroup.TagFiltering) — where each returned model came from in
+// tag-filtered group (ModelGroup.TagFiltering) — and a deployment's own name
+// (Options.DeploymentNames) by its deployments' members, where each returned model came from in
 // models (nil when nothing was replaced), and the group of a request whose models are one
 // group (its routing preferences apply) with its name, else nil. Repeats are removed once
 // the names are resolved (dedupeTargets). A group the tags select no member of is left out;
 // when it is the only one of models, the error is a *TagRoutingError, returned with the
 // group and its name (and no models): its fallbacks may still fit the tags.
 func (g *Gateway) expandGroups(models []string, bare bool, tags []string, userAgent string) (out []string, origin []int, only *ModelGroup, name string, err error) {
+	rt := g.routes()
 	group := func(m string) (ModelGroup, bool) {
-		grp, ok := g.routes().groups[m]
+		grp, ok := rt.groups[m]
 		return grp, ok && bare
 	}
-	if !slices.ContainsFunc(models, func(m string) bool { _, ok := group(m); return ok }) {
+	// A deployment's own name (Options.DeploymentNames) stands for its deployments' members.
+	named := func(m string) []string {
+		if !bare {
+			return nil
+		}
+		return rt.namedMembers(m)
+	}
+	if !slices.ContainsFunc(models, func(m string) bool { _, ok := group(m); return ok || named(m) != nil }) {
 		return models, nil, nil, "", nil
 	}
 	for i, m := range models {
 		grp, ok := group(m)
 		if !ok {
-			out, origin = append(out, m), append(origin, i)
+			members := named(m)
+			if members == nil {
+				members = []string{m}
+			}
+			for _, nm := range members {
+				out, origin = append(out, nm), append(origin, i)
+			}
 			continue
 		}
 		members, fit := grp.tagMembers(tags, userAgent)

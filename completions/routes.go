@@ -24,6 +24,9 @@ type Routes struct {
 	// Listed replace Options.Listed (what ListedModels and Deployments list beside the
 	// groups with Options.ListConfigured); nil keeps the gateway's current ones.
 	Listed []string
+	// DeploymentNames replace Options.DeploymentNames; nil keeps the gateway's current
+	// ones.
+	DeploymentNames map[string][]NamedDeployment
 }
 
 // routeTable is one immutable routing table: Routes with its members' limits counted and
@@ -45,6 +48,8 @@ type routeTable struct {
 	// served is what a request may name with Options.ListConfigured besides the groups
 	// (servedNames).
 	served servedNames
+	// named are Routes.DeploymentNames.
+	named map[string][]NamedDeployment
 }
 
 // newRouteTable checks r and builds its table; the counts of a member whose limits are
@@ -70,10 +75,16 @@ func newRouteTable(r Routes, old *routeTable) (*routeTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &routeTable{groups: compileTagRegex(r.ModelGroups), limits: newMemberLimits(limits), timeouts: timeouts, params: params, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards, listed: r.Listed}
+	if err := checkDeploymentNames(r.DeploymentNames); err != nil {
+		return nil, err
+	}
+	rt := &routeTable{groups: compileTagRegex(r.ModelGroups), limits: newMemberLimits(limits), timeouts: timeouts, params: params, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards, listed: r.Listed, named: r.DeploymentNames}
 	if old != nil {
 		if r.Listed == nil {
 			rt.listed = old.listed
+		}
+		if r.DeploymentNames == nil {
+			rt.named = old.named
 		}
 		if rt.prices == nil {
 			rt.prices = old.prices

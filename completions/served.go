@@ -3,6 +3,7 @@ package completions
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -35,6 +36,71 @@ func newServedNames(groups map[string]ModelGroup, listed []string) servedNames {
 	return s
 }
 
+// NamedDeployment is one deployment a name of Options.DeploymentNames stands for.
+type NamedDeployment struct {
+	// ModelName is the model group (a LiteLLM config's model_name) it is a member of: its
+	// id (DeploymentIDOf) and its attempts' ModelGroup are those it has there.
+	ModelName string
+	// Member is the "provider/model" it calls.
+	Member string
+}
+
+// checkDeploymentNames checks Routes.DeploymentNames: each name stands for 1 to MaxModels
+// deployments, each calling a "provider/model".
+func checkDeploymentNames(named map[string][]NamedDeployment) error {
+	for name, ds := range named {
+		if len(ds) == 0 || len(ds) > MaxModels {
+			return fmt.Errorf("%w: deployment name %q: 1 to %d deployments, got %d", ErrInvalid, name, MaxModels, len(ds))
+		}
+		for _, d := range ds {
+			if _, _, err := providers.ParseModel(d.Member); err != nil {
+				return fmt.Errorf("%w: deployment name %q: %q is not of the form provider/model", ErrInvalid, name, d.Member)
+			}
+		}
+	}
+	return nil
+}
+
+// deploymentsNamed returns the deployments asked stands for as a deployment's own name
+// (Options.DeploymentNames), nil when it is none or is routed otherwise: a model group, or
+// a name a wildcard or a listed "provider/*" matches that is not their ModelName (LiteLLM's
+// proxy tries its model_names, then its wildcards, then its deployments' models).
+func (rt *routeTable) deploymentsNamed(asked string) []NamedDeployment {
+	ds := rt.named[asked]
+	if len(ds) == 0 {
+		return nil
+	}
+	if _, ok := rt.groups[asked]; ok {
+		return nil
+	}
+	if slices.ContainsFunc(ds, func(d NamedDeployment) bool { return d.ModelName == asked }) {
+		return ds // a model_name: ahead of the wildcards
+	}
+	if prov, _, err := providers.ParseModel(asked); err == nil && rt.served.providers[prov] {
+		return nil
+	}
+	for i := range rt.wildcards {
+		if rt.wildcards[i].re.MatchString(asked) {
+			return nil
+		}
+	}
+	return ds
+}
+
+// namedMembers returns the members of the deployments asked stands for as a deployment's
+// own name (routeTable.deploymentsNamed), nil when none.
+func (rt *routeTable) namedMembers(asked string) []string {
+	ds := rt.deploymentsNamed(asked)
+	if ds == nil {
+		return nil
+	}
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Member
+	}
+	return out
+}
+
 // notServedMessage is LiteLLM's proxy's refusal of a model its model_list does not hold,
 // without the route it prefixes ("/chat/completions: "), which the server adds.
 const notServedMessage = "Invalid model name passed in model=%s. Call `/v1/models` to view available models for your key."
@@ -49,9 +115,10 @@ func notServed(field, model string) *ValidationError {
 
 // servesAsked reports whether a request naming asked, which stands for full (its
 // "provider/model" once resolved; "" when none), is served: always without
-// Options.ListConfigured; with it, when asked is a model group, asked or full a group's
-// member or a listed model, full's provider listed as "provider/*", or asked matched by a
-// wildcard (a LiteLLM config's model_name "*", "anthropic/claude-*").
+// Options.ListConfigured; with it, when asked is a model group or a deployment's own name
+// (Options.DeploymentNames), asked or full a group's member or a listed model, full's
+// provider listed as "provider/*", or asked matched by a wildcard (a LiteLLM config's
+// model_name "*", "anthropic/claude-*").
 func (g *Gateway) servesAsked(asked, full string) bool {
 	if !g.opts.ListConfigured {
 		return true
@@ -60,7 +127,7 @@ func (g *Gateway) servesAsked(asked, full string) bool {
 	if _, ok := rt.groups[asked]; ok {
 		return true
 	}
-	if rt.served.models[asked] || full != "" && rt.served.models[full] {
+	if rt.served.models[asked] || full != "" && rt.served.models[full] || len(rt.named[asked]) > 0 {
 		return true
 	}
 	name := full

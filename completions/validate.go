@@ -300,16 +300,26 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 
 // askedBy sets each target's group: the model group of asked (the request's list the
 // targets were expanded from) it came from, origin[i] being its entry (nil: none was a
-// group), else its own name. Groups are expanded on the bare (OpenAI-compatible) surfaces
-// only, as expandGroups does.
+// group), the model group of the deployment a deployment's own name (Options.DeploymentNames)
+// stands for, else its own name. Groups are expanded on the bare (OpenAI-compatible)
+// surfaces only, as expandGroups does.
 func (g *Gateway) askedBy(ts []target, asked []string, origin []int, bare bool) {
+	rt := g.routes()
 	for i := range ts {
 		ts[i].group = ts[i].name
 		if origin == nil || !bare || i >= len(origin) || origin[i] >= len(asked) {
 			continue
 		}
-		if n := asked[origin[i]]; g.IsModelGroup(n) {
+		n := asked[origin[i]]
+		if g.IsModelGroup(n) {
 			ts[i].group = n
+			continue
+		}
+		for _, d := range rt.deploymentsNamed(n) {
+			if d.Member == ts[i].name {
+				ts[i].group = d.ModelName // its id is the one it has there
+				break
+			}
 		}
 	}
 }

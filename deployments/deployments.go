@@ -506,12 +506,16 @@ func (s *Service) Sync(ctx context.Context) error {
 	}
 	// The config file's own model_info.ids stay theirs (and so stay "in config" for
 	// Update and Delete).
-	// Wildcards and Listed never nil: nil would keep those in force, and a reload whose file
+	// Wildcards, Listed and DeploymentNames never nil: nil would keep those in force, and a reload whose file
 	// has none left must leave none.
 	routes := completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored, IDs: cfg.DeploymentIDs(),
-		Wildcards: cfg.Wildcards, Listed: cfg.Listed}
+		Wildcards: cfg.Wildcards, Listed: cfg.Listed, DeploymentNames: cfg.DeploymentNames}
 	if routes.Wildcards == nil {
 		routes.Wildcards = []completions.Wildcard{}
+	}
+	if routes.DeploymentNames == nil || file.config == nil {
+		// Without a LiteLLM config a "provider/model" stays the provider's, as ever.
+		routes.DeploymentNames = map[string][]completions.NamedDeployment{}
 	}
 	if routes.Listed == nil {
 		routes.Listed = []string{}

@@ -121,6 +121,15 @@ type Config struct {
 	// Deployments are the model_list entries served (wildcards left out), in order, with
 	// the member each calls.
 	Deployments []Deployment
+	// DeploymentNames are the names of deployments the gateway calls under another (a
+	// provider entry of their own: "openai/gpt-4o" called as
+	// "openai-my-gpt-1a2b3c4d/gpt-4o"): each model_name with '/' and each other
+	// litellm_params.model that is no model_name or alias, to the deployments it stands for
+	// (at most completions.MaxModels, the first ones), for
+	// completions.Options.DeploymentNames. A request may name them, as LiteLLM's router
+	// serves a deployment by its litellm_params.model, and is sent to those deployments
+	// with their own api_base and key.
+	DeploymentNames map[string][]completions.NamedDeployment
 	// Warnings say, one line each, what the file asks that Switchyard does differently or
 	// not at all (the keys ignored, the routing strategy's nearest equivalent).
 	Warnings []string
@@ -371,6 +380,7 @@ func parseDoc(doc map[string]any, lookupEnv func(string) (string, bool), first i
 	if err := p.aliases(router["model_group_alias"], deps); err != nil {
 		return nil, err
 	}
+	p.deploymentNames()
 	if err := p.fallbacks(router, litellm, deps); err != nil {
 		return nil, err
 	}
@@ -1117,7 +1127,8 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 				return &Error{Path: ds[1].path + ".model_name", Message: fmt.Sprintf("%q names several deployments, which makes a model group, whose name cannot hold '/'", name)}
 			}
 			if ds[0].member != name {
-				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.model_name %q is served as %q (a name with '/' cannot be a model group)", ds[0].path, name, ds[0].member))
+				// Requests may send either name (deploymentNames); /v1/models lists the one it is called by.
+				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.model_name %q is listed (GET /v1/models) as %q, the name it is called by (a name with '/' cannot be a model group); requests may send either", ds[0].path, name, ds[0].member))
 			}
 			if !slices.Contains(p.cfg.Listed, ds[0].member) {
 				p.cfg.Listed = append(p.cfg.Listed, ds[0].member)
@@ -1192,6 +1203,42 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 		p.cfg.ModelGroups[name] = g
 	}
 	return nil
+}
+
+// deploymentNames sets Config.DeploymentNames from Config.Deployments (the file's and
+// ParseWith's entries), as LiteLLM's proxy serves a name: each model_name with '/' (no
+// group can have it) to its deployment, and each other litellm_params.model that is no
+// model_name or alias to the deployments giving it (one per member, in order, at most
+// completions.MaxModels); a name is kept when one of its deployments is called under
+// another (a name every one of them is called by is served as such already).
+func (p *parser) deploymentNames() {
+	by := map[string][]completions.NamedDeployment{}
+	add := func(name string, d Deployment) {
+		ds := by[name]
+		if len(ds) < completions.MaxModels && !slices.ContainsFunc(ds, func(n completions.NamedDeployment) bool { return n.Member == d.Member }) {
+			by[name] = append(ds, completions.NamedDeployment{ModelName: d.ModelName, Member: d.Member})
+		}
+	}
+	for _, d := range p.cfg.Deployments {
+		if strings.Contains(d.ModelName, "/") {
+			add(d.ModelName, d) // a model_name first, as LiteLLM's proxy tries them first
+		}
+	}
+	names := slices.Collect(maps.Keys(by))
+	for _, d := range p.cfg.Deployments {
+		if _, isGroup := p.cfg.ModelGroups[d.Model]; !isGroup && d.Model != "" && !slices.Contains(names, d.Model) {
+			add(d.Model, d)
+		}
+	}
+	for name, ds := range by {
+		if !slices.ContainsFunc(ds, func(n completions.NamedDeployment) bool { return n.Member != name }) {
+			continue
+		}
+		if p.cfg.DeploymentNames == nil {
+			p.cfg.DeploymentNames = map[string][]completions.NamedDeployment{}
+		}
+		p.cfg.DeploymentNames[name] = ds
+	}
 }
 
 // deploymentTags reads a deployment's litellm_params.tags at path: a list of tags, each

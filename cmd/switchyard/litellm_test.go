@@ -48,6 +48,23 @@ func (s *scriptedOpenAI) count(model string) int {
 	return s.calls[model]
 }
 
+// keyCount is how many calls came with Authorization header h.
+func (s *scriptedOpenAI) keyCount(h string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys[h]
+}
+
+// total is how many calls came, of any model.
+func (s *scriptedOpenAI) total() (n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.calls {
+		n += c
+	}
+	return n
+}
+
 func newScripted(t *testing.T, name string, failing bool) (*scriptedOpenAI, string) {
 	s := &scriptedOpenAI{name: name, failing: failing, calls: map[string]int{}, keys: map[string]int{}}
 	srv := httptest.NewServer(s)

@@ -221,8 +221,11 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	var deploymentIDs map[string]string
 	var wildcards []completions.Wildcard
 	var listed []string
+	var deploymentNames map[string][]completions.NamedDeployment
 	if w.cfg.litellm != nil {
 		listed = w.cfg.litellm.Listed // what /v1/models lists beside the groups
+		// A deployment's own litellm_params.model, served as LiteLLM's router serves it.
+		deploymentNames = w.cfg.litellm.DeploymentNames
 		groups = w.cfg.litellm.ModelGroups
 		wildcards = w.cfg.litellm.Wildcards           // model_name "*", "openai/*"
 		deploymentIDs = w.cfg.litellm.DeploymentIDs() // its model_info.ids
@@ -266,6 +269,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		ListConfigured:     w.cfg.litellm != nil,
 		RefuseMocks:        w.cfg.RefuseMocks,
 		Listed:             listed,
+		DeploymentNames:    deploymentNames,
 		DefaultMaxRetries:  w.cfg.maxRetries,
 		Ledger:             completions.LogLedger{Logger: w.log},
 		Logger:             w.log,

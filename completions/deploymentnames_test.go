@@ -1,0 +1,73 @@
+package completions
+
+import (
+	"context"
+	"testing"
+)
+
+// TestDeploymentNamesRouteToTheirDeployments: a request naming a deployment's own name
+// (Options.DeploymentNames: a LiteLLM config's litellm_params.model "b/gpt-4o" of a
+// deployment called as a/gpt-4o) is sent to that deployment, not to provider b, with the
+// deployment's model group as its attempt's (its id's) group; a name a wildcard matches
+// goes the wildcard's way instead, unless it is the deployment's model_name, which comes
+// first, as LiteLLM's proxy tries model_names, then wildcards, then deployments' models.
+func TestDeploymentNamesRouteToTheirDeployments(t *testing.T) {
+	h := newHarness(t, func(o *Options) {
+		o.ModelGroups = map[string]ModelGroup{"my": {Models: []string{"a/gpt-4o"}}}
+		o.ListConfigured, o.Listed = true, []string{"a/o3"}
+		o.DeploymentNames = map[string][]NamedDeployment{
+			"b/gpt-4o": {{ModelName: "my", Member: "a/gpt-4o"}},
+			"team/x":   {{ModelName: "team/x", Member: "a/o3"}},
+		}
+	})
+	ask := func(model string) *Response {
+		t.Helper()
+		c := OpenAIChatRequest{Model: model, Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: "hi"}}}}}}
+		req, err := c.ToRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := h.g.Complete(context.Background(), Scope{}, req)
+		if err != nil {
+			t.Fatalf("%s: %v", model, err)
+		}
+		return resp
+	}
+	resp := ask("b/gpt-4o")
+	if resp.Provider != "a" || h.a.callCount("gpt-4o") != 1 || h.b.callCount("gpt-4o") != 0 {
+		t.Errorf("b/gpt-4o: answered by %s; a called %d, b %d: want the deployment a/gpt-4o only", resp.Provider, h.a.callCount("gpt-4o"), h.b.callCount("gpt-4o"))
+	}
+	if n := len(resp.Attempts); n == 0 || resp.Attempts[n-1].ModelGroup != "my" {
+		t.Errorf("attempts %+v: want the deployment's group my", resp.Attempts)
+	}
+	if !h.g.Serves("b/gpt-4o") || h.g.Serves("b/gpt-4o-mini") {
+		t.Errorf("Serves b/gpt-4o %v, b/gpt-4o-mini %v: want true, false", h.g.Serves("b/gpt-4o"), h.g.Serves("b/gpt-4o-mini"))
+	}
+	if got, ok := h.g.ResolveModel("b/gpt-4o"); !ok || got != "b/gpt-4o" {
+		t.Errorf("ResolveModel(b/gpt-4o) = %q, %v; want itself, true", got, ok)
+	}
+	if ask("team/x"); h.a.callCount("o3") != 1 {
+		t.Errorf("team/x: a/o3 called %d times, want 1", h.a.callCount("o3"))
+	}
+
+	// A wildcard matching the name takes it; the deployment's model_name stays its own.
+	if err := h.g.SetRoutes(Routes{ModelGroups: map[string]ModelGroup{"my": {Models: []string{"a/gpt-4o"}}}, Wildcards: []Wildcard{{Pattern: "*", Model: "b/*"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if ask("b/gpt-4o"); h.b.callCount("gpt-4o") != 1 || h.a.callCount("gpt-4o") != 1 {
+		t.Errorf("b/gpt-4o under a wildcard: a called %d, b %d; want b (the wildcard's)", h.a.callCount("gpt-4o"), h.b.callCount("gpt-4o"))
+	}
+	if ask("team/x"); h.a.callCount("o3") != 2 {
+		t.Errorf("team/x under a wildcard: a/o3 called %d times, want 2 (a model_name comes first)", h.a.callCount("o3"))
+	}
+	// SetRoutes without DeploymentNames keeps them; an empty map drops them.
+	if err := h.g.SetRoutes(Routes{ModelGroups: map[string]ModelGroup{"my": {Models: []string{"a/gpt-4o"}}}, Wildcards: []Wildcard{}, DeploymentNames: map[string][]NamedDeployment{}}); err != nil {
+		t.Fatal(err)
+	}
+	if h.g.Serves("b/gpt-4o") {
+		t.Error("b/gpt-4o served after its deployment name was dropped")
+	}
+	if err := h.g.SetRoutes(Routes{ModelGroups: map[string]ModelGroup{"my": {Models: []string{"a/gpt-4o"}}}, DeploymentNames: map[string][]NamedDeployment{"x/y": {}}}); err == nil {
+		t.Error("a deployment name of no deployment: SetRoutes took it")
+	}
+}
