@@ -210,7 +210,7 @@ func (g *Gateway) checkServed(req *Request) error {
 
 // Serves reports whether a request may name name: always without
 // Options.ListConfigured; with it, when name is what the configuration serves, as a chat,
-// embedding, audio, rerank, image or moderation model — a model group, a group's member, a
+// embedding, audio, rerank, image, moderation or realtime model — a model group, a group's member, a
 // listed model, a model of a listed "provider/*" or a name a wildcard matches, a bare name
 // by the "provider/model" it stands for. What a virtual key may name is checked by it.
 func (g *Gateway) Serves(name string) bool {
@@ -220,7 +220,7 @@ func (g *Gateway) Serves(name string) bool {
 	if strings.Contains(name, "/") {
 		return false // servesChat judged it as it is
 	}
-	for _, kind := range []func(field, name string) (string, error){g.embeddingModel, g.audioModel, g.rerankModel, g.imageModel, g.moderationModel} {
+	for _, kind := range []func(field, name string) (string, error){g.embeddingModel, g.audioModel, g.rerankModel, g.imageModel, g.moderationModel, g.realtimeModel} {
 		if full, err := kind("model", name); err == nil && g.servesAsked(name, full) {
 			return true
 		}

@@ -169,3 +169,46 @@ func do2Info(t *testing.T, url string) string {
 	}
 	return string(b)
 }
+
+// realtimeNamesCatalog is the default catalogue with one more OpenAI realtime model,
+// openai/voice-1, whose name no model family the gateway knows covers (as a catalogue
+// update may bring), priced as gpt-realtime.
+type realtimeNamesCatalog struct{ *providers.Catalog }
+
+func (c realtimeNamesCatalog) RealtimeModels(provider string) []string {
+	out := c.Catalog.RealtimeModels(provider)
+	if provider == "openai" {
+		out = append(out, "openai/voice-1")
+	}
+	return out
+}
+
+func (c realtimeNamesCatalog) LookupRealtime(model string) (providers.RealtimePrice, bool) {
+	if model == "openai/voice-1" {
+		model = "openai/gpt-realtime"
+	}
+	return c.Catalog.LookupRealtime(model)
+}
+
+// Under a LiteLLM config, a key's models may name a realtime model the config serves by
+// its bare name (voice-1 of a group's member openai/voice-1), which a realtime session
+// asks for by that name; a realtime model the config does not serve is refused.
+func TestListConfiguredKeyNamesServedRealtimeModel(t *testing.T) {
+	hs, _, _ := completionsServerWith(t, func(o *completions.Options) {
+		o.Providers = providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-o"}))
+		o.Prices = realtimeNamesCatalog{providers.DefaultCatalog()}
+		o.ModelGroups = map[string]completions.ModelGroup{"voice": {Models: []string{"openai/voice-1"}}}
+		o.ListConfigured, o.Listed = true, []string{}
+	})
+	for body, want := range map[string]int{
+		`{"models":["voice-1"]}`:      http.StatusOK,
+		`{"models":["voice"]}`:        http.StatusOK,
+		`{"models":["voice-2"]}`:      http.StatusBadRequest,
+		`{"models":["gpt-realtime"]}`: http.StatusBadRequest, // a realtime model, not the config's
+	} {
+		resp, b := do2(t, "POST", hs.URL+"/key/generate", testKey, body, nil)
+		if resp.StatusCode != want {
+			t.Errorf("/key/generate %s: %d %s, want %d", body, resp.StatusCode, b, want)
+		}
+	}
+}
