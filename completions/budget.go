@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/store"
 )
 
@@ -630,6 +631,38 @@ func (g *Gateway) Allows(scope Scope, model string) bool {
 		}
 	}
 	return g.allowsName(b, model)
+}
+
+// AllowsAnswer reports whether scope may have been answered by model, the model an answer
+// reports (a pasted completion's): when Allows it, or when model is another version of a
+// model scope allows (providers.CanonicalModel: an upstream answers a request for gpt-4o,
+// which the key allows, as gpt-4o-2024-08-06), as the gateway admits requests by the name
+// asked, whatever the answer names.
+func (g *Gateway) AllowsAnswer(scope Scope, model string) bool {
+	b := scope.Budget
+	if b == nil {
+		return true
+	}
+	for _, p := range b.parents {
+		if !g.allowsAnswerName(p.b, model) {
+			return false
+		}
+	}
+	return g.allowsAnswerName(b, model)
+}
+
+// allowsAnswerName is AllowsAnswer by b's own AllowedModels.
+func (g *Gateway) allowsAnswerName(b *Budget, model string) bool {
+	if g.allowsName(b, model) {
+		return true
+	}
+	want := providers.CanonicalModel(model)
+	for _, a := range b.limits.AllowedModels {
+		if providers.CanonicalModel(a) == want || slices.ContainsFunc(g.allowedAs(a), func(m string) bool { return providers.CanonicalModel(m) == want }) {
+			return true
+		}
+	}
+	return false
 }
 
 // allowsName is Allows by b's own AllowedModels.

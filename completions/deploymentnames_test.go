@@ -71,3 +71,42 @@ func TestDeploymentNamesRouteToTheirDeployments(t *testing.T) {
 		t.Error("a deployment name of no deployment: SetRoutes took it")
 	}
 }
+
+// TestAllowsAnswerAndPricedAs: an answer's model is allowed when the key allows it or a
+// model the answer is another version of (gpt-4o-2024-08-06 of gpt-4o, directly or as a
+// group's member), not another model (gpt-4o-mini); a group is priced as its first member
+// with a price of its own, else its first member.
+func TestAllowsAnswerAndPricedAs(t *testing.T) {
+	h := newHarness(t, func(o *Options) {
+		o.ModelGroups = map[string]ModelGroup{"g": {Models: []string{"a/plain", "a/own"}}, "first": {Models: []string{"a/plain"}}}
+		o.Prices = ownPricedFake{fakePrices{}, "a/own"}
+	})
+	for allowed, cases := range map[string]map[string]bool{
+		"a/gpt-4o": {"gpt-4o-2024-08-06": true, "a/gpt-4o-2024-08-06": true, "gpt-4o-mini-2024-07-18": false, "a/gpt-4o": true},
+		"g":        {"plain-2024-08-06": true, "own": true, "other": false},
+	} {
+		scope := Scope{Budget: NewBudget(BudgetLimits{AllowedModels: []string{allowed}})}
+		for model, want := range cases {
+			if got := h.g.AllowsAnswer(scope, model); got != want {
+				t.Errorf("key of %s: AllowsAnswer(%s) = %v, want %v", allowed, model, got, want)
+			}
+		}
+	}
+	if !h.g.AllowsAnswer(Scope{}, "anything") {
+		t.Error("no budget: AllowsAnswer false")
+	}
+	for name, want := range map[string]string{"g": "a/own", "first": "a/plain", "a/x": "a/x"} {
+		if got := h.g.PricedAs(name); got != want {
+			t.Errorf("PricedAs(%s) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// ownPricedFake is fakePrices with own priced as a deployment's own price
+// (providers.Catalog.OwnPriced).
+type ownPricedFake struct {
+	fakePrices
+	own string
+}
+
+func (f ownPricedFake) OwnPriced(model string) bool { return model == f.own }

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -630,6 +631,31 @@ func priceNameOf(prices PriceCatalogue, t target) string {
 		return t.name // as the request named it, whatever name the provider gives itself
 	}
 	return providers.PriceModel(t.p, t.model)
+}
+
+// PricedAs returns the name the price catalogue (Prices) prices a request naming name by,
+// as the gateway prices its calls: for a model group, or a deployment's own name
+// (Options.DeploymentNames), its first member with a price of its own (a LiteLLM
+// deployment's input_cost_per_token…), else its first member; for another name the
+// "provider/model" it stands for (ResolveModel). A member with a price of its own is
+// priced by it, an Azure deployment by its base model.
+func (g *Gateway) PricedAs(name string) string {
+	rt := g.routes()
+	members := rt.namedMembers(name)
+	if grp, ok := rt.groups[name]; ok {
+		members = grp.Models
+	}
+	if len(members) == 0 {
+		full, _ := g.ResolveModel(name)
+		return g.priceName(full)
+	}
+	m := members[0]
+	if o, ok := rt.prices.(interface{ OwnPriced(string) bool }); ok {
+		if i := slices.IndexFunc(members, o.OwnPriced); i >= 0 {
+			m = members[i]
+		}
+	}
+	return g.priceName(m)
 }
 
 // priceName is priceNameOf for model ("provider/model") in the catalogue in force, with

@@ -18,9 +18,9 @@ const spendCalculatePath = "/spend/calculate"
 // model and messages (its cost before the call: the prompt's tokens, counted locally), or
 // an answer (its cost after the call: the usage it reports).
 type spendCalculateRequest struct {
-	Model              string                      `json:"model,omitempty" jsonschema:"description=the model priced: a model group (priced as its first deployment) or provider/model or a bare name; with messages"`
+	Model              string                      `json:"model,omitempty" jsonschema:"description=the model priced: a model group (priced as its first deployment with a price of its own in the config else its first deployment) or provider/model or a bare name; with messages or with completion_response (whose usage it prices)"`
 	Messages           []completions.OpenAIMessage `json:"messages,omitempty" jsonschema:"description=OpenAI chat messages: their tokens counted as /utils/token_counter counts them\\, priced as prompt tokens (no completion)"`
-	CompletionResponse *spendCalculateAnswer       `json:"completion_response,omitempty" jsonschema:"description=an OpenAI chat completion (its model and usage): priced by the usage it reports"`
+	CompletionResponse *spendCalculateAnswer       `json:"completion_response,omitempty" jsonschema:"description=an OpenAI chat completion (its model and usage): priced by the usage it reports at the price of model when given else of its own model (which may be a dated version of a model the key may call)"`
 }
 
 // spendCalculateAnswer is the part of a chat completion /spend/calculate prices.
@@ -60,12 +60,15 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 	if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true, ValidationStatus: http.StatusBadRequest}); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	name := strings.TrimSpace(req.Model)
+	asked := strings.TrimSpace(req.Model)
+	name := asked
 	var u providers.Usage
 	switch {
 	case req.CompletionResponse != nil:
 		a := req.CompletionResponse
-		name = cmp.Or(strings.TrimSpace(a.Model), name)
+		// The model asked, when given, is what is priced (a group's own price, which the
+		// answer's model, as the upstream names it, does not carry); else the answer's.
+		name = cmp.Or(asked, strings.TrimSpace(a.Model))
 		if name == "" {
 			return s.openAIBadParam(w, r, "completion_response.model", "completion_response.model: is required")
 		}
@@ -84,7 +87,10 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 		return s.openAIBadParam(w, r, "messages", "messages: at least one message is required (or give completion_response)")
 	}
 	counted, _ := tokenCounterModel(g, name)
-	if !g.Allows(completionsScope(r, time.Now()), name) {
+	// The model asked is held to the key's models as a request naming it is; an answer's
+	// model as an answer to such a request may name it (gpt-4o-2024-08-06 for a key's gpt-4o).
+	scope := completionsScope(r, time.Now())
+	if asked != "" && !g.Allows(scope, asked) || asked == "" && !g.AllowsAnswer(scope, name) {
 		return s.openAIError(w, r, fmt.Errorf("%w: %s", completions.ErrModelNotAllowed, name))
 	}
 	if req.CompletionResponse == nil {
@@ -95,6 +101,8 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 		}
 		u.PromptTokens = completions.EstimatePromptTokens(counted, creq)
 	}
-	writeJSON(w, http.StatusOK, spendCalculateResult{Cost: g.Prices().Cost(counted, u).TotalUSD})
+	// Priced as the gateway bills a call of it: a group's deployment's own price, an Azure
+	// deployment's base model.
+	writeJSON(w, http.StatusOK, spendCalculateResult{Cost: g.Prices().Cost(g.PricedAs(name), u).TotalUSD})
 	return nil
 }
