@@ -11,6 +11,7 @@ import (
 // deployment's model group as its attempt's (its id's) group; a name a wildcard matches
 // goes the wildcard's way instead, unless it is the deployment's model_name, which comes
 // first, as LiteLLM's proxy tries model_names, then wildcards, then deployments' models.
+// The native API (provider/model names) is routed the same way.
 func TestDeploymentNamesRouteToTheirDeployments(t *testing.T) {
 	h := newHarness(t, func(o *Options) {
 		o.ModelGroups = map[string]ModelGroup{"my": {Models: []string{"a/gpt-4o"}}}
@@ -49,12 +50,16 @@ func TestDeploymentNamesRouteToTheirDeployments(t *testing.T) {
 	if ask("team/x"); h.a.callCount("o3") != 1 {
 		t.Errorf("team/x: a/o3 called %d times, want 1", h.a.callCount("o3"))
 	}
+	// The native API's provider/model names it too: its deployment, not provider b.
+	if _, err := h.g.Complete(context.Background(), Scope{}, userReq("hi", "b/gpt-4o")); err != nil || h.a.callCount("gpt-4o") != 2 || h.b.callCount("gpt-4o") != 0 {
+		t.Errorf("native b/gpt-4o: %v; a called %d, b %d: want the deployment a/gpt-4o", err, h.a.callCount("gpt-4o"), h.b.callCount("gpt-4o"))
+	}
 
 	// A wildcard matching the name takes it; the deployment's model_name stays its own.
 	if err := h.g.SetRoutes(Routes{ModelGroups: map[string]ModelGroup{"my": {Models: []string{"a/gpt-4o"}}}, Wildcards: []Wildcard{{Pattern: "*", Model: "b/*"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if ask("b/gpt-4o"); h.b.callCount("gpt-4o") != 1 || h.a.callCount("gpt-4o") != 1 {
+	if ask("b/gpt-4o"); h.b.callCount("gpt-4o") != 1 || h.a.callCount("gpt-4o") != 2 {
 		t.Errorf("b/gpt-4o under a wildcard: a called %d, b %d; want b (the wildcard's)", h.a.callCount("gpt-4o"), h.b.callCount("gpt-4o"))
 	}
 	if ask("team/x"); h.a.callCount("o3") != 2 {

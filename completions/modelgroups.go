@@ -407,7 +407,8 @@ func (g *Gateway) ModelGroups() []string {
 // expandGroups returns models with each model group's name (on the OpenAI-compatible and
 // Messages surfaces) replaced by its models — those the request's tags select of a
 // tag-filtered group (ModelGroup.TagFiltering) — and a deployment's own name
-// (Options.DeploymentNames) by its deployments' members, where each returned model came from in
+// (Options.DeploymentNames, on every surface) by its deployments' members, where each
+// returned model came from in
 // models (nil when nothing was replaced), and the group of a request whose models are one
 // group (its routing preferences apply) with its name, else nil. Repeats are removed once
 // the names are resolved (dedupeTargets). A group the tags select no member of is left out;
@@ -419,13 +420,9 @@ func (g *Gateway) expandGroups(models []string, bare bool, tags []string, userAg
 		grp, ok := rt.groups[m]
 		return grp, ok && bare
 	}
-	// A deployment's own name (Options.DeploymentNames) stands for its deployments' members.
-	named := func(m string) []string {
-		if !bare {
-			return nil
-		}
-		return rt.namedMembers(m)
-	}
+	// A deployment's own name (Options.DeploymentNames) stands for its deployments' members
+	// on every surface: the provider of that name is never what it means.
+	named := rt.namedMembers
 	if !slices.ContainsFunc(models, func(m string) bool { _, ok := group(m); return ok || named(m) != nil }) {
 		return models, nil, nil, "", nil
 	}

@@ -302,16 +302,16 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 // targets were expanded from) it came from, origin[i] being its entry (nil: none was a
 // group), the model group of the deployment a deployment's own name (Options.DeploymentNames)
 // stands for, else its own name. Groups are expanded on the bare (OpenAI-compatible)
-// surfaces only, as expandGroups does.
+// surfaces only, deployments' own names on all, as expandGroups does.
 func (g *Gateway) askedBy(ts []target, asked []string, origin []int, bare bool) {
 	rt := g.routes()
 	for i := range ts {
 		ts[i].group = ts[i].name
-		if origin == nil || !bare || i >= len(origin) || origin[i] >= len(asked) {
+		if origin == nil || i >= len(origin) || origin[i] >= len(asked) {
 			continue
 		}
 		n := asked[origin[i]]
-		if g.IsModelGroup(n) {
+		if bare && g.IsModelGroup(n) {
 			ts[i].group = n
 			continue
 		}
