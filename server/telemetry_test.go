@@ -63,7 +63,9 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 	for _, sp := range spans {
 		byName[sp.Name] = sp
 	}
-	root, chat := byName["POST /api/v1/completions"], byName["chat up/ok"]
+	// The chat span is named by the model asked for; the one that answered is its
+	// gen_ai.response.model.
+	root, chat := byName["POST /api/v1/completions"], byName["chat up/down"]
 	down, ok := byName["attempt up/down"], byName["attempt up/ok"]
 	if root.Name == "" || chat.Name == "" || down.Name == "" || ok.Name == "" {
 		names := []string{}
@@ -80,6 +82,7 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 		t.Error("spans are not nested request → chat → attempts")
 	}
 	if attr(ok.Attributes, "gen_ai.provider.name") != "up" || attr(ok.Attributes, "gen_ai.request.model") != "ok" ||
+		attr(chat.Attributes, "gen_ai.request.model") != "up/down" || attr(chat.Attributes, "gen_ai.response.model") != "ok" ||
 		attr(down.Attributes, "error.type") == "" || attr(chat.Attributes, "gen_ai.usage.output_tokens") != "3" {
 		t.Errorf("GenAI attributes: chat %v, ok %v, down %v", chat.Attributes, ok.Attributes, down.Attributes)
 	}

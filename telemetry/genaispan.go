@@ -17,11 +17,17 @@ import (
 func (t *Tracing) setChatAttributes(span trace.Span, r *completions.RequestRecord) {
 	attrs := make([]attribute.KeyValue, 0, 16)
 	attrs = appendRequestAttributes(attrs, r.Prompt)
-	if a, reason := answerOf(r); a != nil {
+	a, reason := answerOf(r)
+	if a != nil {
 		attrs = append(attrs, attribute.StringSlice("gen_ai.response.finish_reasons", []string{reason}))
-		if a.Model != "" {
-			attrs = append(attrs, attribute.String("gen_ai.response.model", a.Model))
-		}
+	}
+	// The model that answered: as the upstream named it (a dated version), else as the
+	// gateway called it, without its provider prefix (gen_ai.provider.name says that).
+	switch _, called, _ := cutModel(r.Model); {
+	case a != nil && a.Model != "":
+		attrs = append(attrs, attribute.String("gen_ai.response.model", a.Model))
+	case called != "":
+		attrs = append(attrs, attribute.String("gen_ai.response.model", called))
 	}
 	if r.ResponseID != "" {
 		attrs = append(attrs, attribute.String("gen_ai.response.id", r.ResponseID))

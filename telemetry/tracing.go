@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -30,6 +31,27 @@ type Tracing struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 	opts   TracingOptions
+	// providerName is gen_ai.provider.name of a Switchyard provider name (NameProviders);
+	// nil: providers.GenAIName without the adapter.
+	providerName atomic.Pointer[func(string) string]
+}
+
+// NameProviders sets how the spans' gen_ai.provider.name is found from a provider's name
+// (serve passes its registry's providers.Registry.GenAIName, which knows a custom entry's
+// format and base URL). Without it a preset has its well-known value and any other name is
+// kept as it is.
+func (t *Tracing) NameProviders(name func(provider string) string) {
+	if t != nil && name != nil {
+		t.providerName.Store(&name)
+	}
+}
+
+// genAIProvider is the gen_ai.provider.name of Switchyard's provider called name.
+func (t *Tracing) genAIProvider(name string) string {
+	if f := t.providerName.Load(); f != nil {
+		return (*f)(name)
+	}
+	return providers.GenAIName(name, nil)
 }
 
 // TracingOptions configure what the chat spans carry beyond the GenAI attributes that are
@@ -181,28 +203,30 @@ func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) st
 }
 
 // ObserveRequest implements completions.Observer: under the request's span (from ctx) it
-// records a "chat <model>" (or "embeddings <model>") span for the completion and one child span per upstream
-// attempt, with the GenAI attributes (gen_ai.operation.name, gen_ai.provider.name,
-// gen_ai.request.model, gen_ai.usage.input_tokens and output_tokens, error.type; for chat
-// the gen_ai.request.* sampling parameters, on the attempts' spans too (each attempt's
-// own max_tokens, completions.Attempt.MaxTokens), each with its own
-// provider and model; gen_ai.response.id, model and finish_reasons, gen_ai.conversation.id,
-// user.id; and the prompt and answer with TracingOptions.CaptureContent: of a stream that
-// broke or was left after it started, what it delivered, with finish reason "error" or
-// "cancelled").
+// records a "chat <model>" (or "embeddings <model>") span for the completion and one child
+// span per upstream attempt, with the GenAI attributes as the OpenTelemetry GenAI
+// semantic conventions define them: gen_ai.operation.name; gen_ai.request.model, on the
+// request's span the model (or model group, or alias) the caller asked for and on an
+// attempt's the model that attempt asked its provider; gen_ai.response.model, the model
+// that answered (as the upstream named it); gen_ai.provider.name, the conventions'
+// well-known value of the provider (openai, anthropic, gcp.gemini, aws.bedrock, …; see
+// NameProviders), Switchyard's own provider name being switchyard.provider;
+// gen_ai.usage.input_tokens and output_tokens, error.type; for chat the gen_ai.request.*
+// sampling parameters, on the attempts' spans too (each attempt's own max_tokens,
+// completions.Attempt.MaxTokens); gen_ai.response.id and finish_reasons,
+// gen_ai.conversation.id, user.id; and the prompt and answer with
+// TracingOptions.CaptureContent: of a stream that broke or was left after it started,
+// what it delivered, with finish reason "error" or "cancelled").
 func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecord) {
 	if t == nil {
 		return
 	}
-	model := r.Model
-	if model == "" && len(r.Attempts) > 0 {
-		model = r.Attempts[0].Model
-	}
+	asked := askedModel(&r)
 	op := operationName(r)
-	ctx, span := t.tracer.Start(ctx, op+" "+model, trace.WithTimestamp(r.Start), trace.WithSpanKind(trace.SpanKindInternal),
+	ctx, span := t.tracer.Start(ctx, op+" "+asked, trace.WithTimestamp(r.Start), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
 			attribute.String("gen_ai.operation.name", op),
-			attribute.String("gen_ai.request.model", model),
+			attribute.String("gen_ai.request.model", asked),
 			attribute.String("switchyard.outcome", r.Outcome),
 			attribute.Bool("switchyard.stream", r.Stream),
 			attribute.Int("switchyard.attempts", len(r.Attempts)),
@@ -211,7 +235,8 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 		span.SetAttributes(attribute.String("switchyard.request_id", id))
 	}
 	if r.Provider != "" {
-		span.SetAttributes(attribute.String("gen_ai.provider.name", r.Provider))
+		span.SetAttributes(attribute.String("gen_ai.provider.name", t.genAIProvider(r.Provider)),
+			attribute.String("switchyard.provider", r.Provider))
 	}
 	t.setChatAttributes(span, &r)
 	if r.Outcome == completions.RequestOK {
@@ -248,7 +273,8 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 		_, as := t.tracer.Start(ctx, "attempt "+a.Model, trace.WithTimestamp(a.Started), trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(
 				attribute.String("gen_ai.operation.name", op),
-				attribute.String("gen_ai.provider.name", provider),
+				attribute.String("gen_ai.provider.name", t.genAIProvider(provider)),
+				attribute.String("switchyard.provider", provider),
 				attribute.String("gen_ai.request.model", name),
 				attribute.Int("switchyard.attempt", i+1),
 				attribute.String("switchyard.outcome", a.Outcome),
@@ -273,6 +299,21 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 		as.End(trace.WithTimestamp(end))
 	}
 	span.End(trace.WithTimestamp(r.Start.Add(r.Latency)))
+}
+
+// askedModel is the model the caller asked for (gen_ai.request.model of the request's
+// span): the model group, alias or "provider/model" it named; of a request naming several
+// models, the first it was tried with; else the model that answered.
+func askedModel(r *completions.RequestRecord) string {
+	switch {
+	case r.ModelGroup != "":
+		return r.ModelGroup
+	case r.Requested != "":
+		return r.Requested
+	case len(r.Attempts) > 0:
+		return r.Attempts[0].Model
+	}
+	return r.Model
 }
 
 func errorType(r completions.RequestRecord) string {

@@ -128,6 +128,10 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		}
 	}
 	w.reportProviders(fc)
+	if w.obs != nil {
+		// Spans name providers as the GenAI conventions do, custom entries by what they call.
+		w.obs.tracing.NameProviders(w.registry.GenAIName)
+	}
 	if w.cfg.PricesFile != "" {
 		w.catalog, err = providers.LoadCatalog(w.cfg.PricesFile)
 		if err != nil {

@@ -1,0 +1,124 @@
+package telemetry
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// groupRecord is a request for the model group "smart" that fell back from Bedrock to
+// Gemini, which answered.
+func groupRecord() completions.RequestRecord {
+	start := time.Unix(1700000000, 0)
+	return completions.RequestRecord{Outcome: completions.RequestOK, Provider: "gemini", Model: "gemini/gemini-2.5-flash",
+		ModelGroup: "smart", Requested: "bedrock/anthropic.claude-sonnet-4", Start: start, Latency: time.Second,
+		Answer: &completions.Response{Provider: "gemini", Model: "gemini-2.5-flash", FinishReason: "stop"},
+		Attempts: []completions.Attempt{
+			{Model: "bedrock/anthropic.claude-sonnet-4", Outcome: completions.OutcomeError, Kind: "overloaded", LatencyMS: 10, Started: start},
+			{Model: "gemini/gemini-2.5-flash", Outcome: completions.OutcomeOK, LatencyMS: 100, Started: start.Add(20 * time.Millisecond)},
+		}}
+}
+
+// TestSpansSayWhatWasAskedAndWhatAnswered: the request's span names the model group the
+// caller asked for (gen_ai.request.model, and the span's name) and the model that
+// answered (gen_ai.response.model); each attempt's span the model it asked; and
+// gen_ai.provider.name is the GenAI conventions' well-known value (gcp.gemini,
+// aws.bedrock), Switchyard's own name being switchyard.provider.
+func TestSpansSayWhatWasAskedAndWhatAnswered(t *testing.T) {
+	spans := observedSpans(t, TracingOptions{}, groupRecord())
+	byName := map[string]tracetest.SpanStub{}
+	for _, sp := range spans {
+		byName[sp.Name] = sp
+	}
+	chat, down, ok := byName["chat smart"], byName["attempt bedrock/anthropic.claude-sonnet-4"], byName["attempt gemini/gemini-2.5-flash"]
+	if chat.Name == "" || down.Name == "" || ok.Name == "" {
+		t.Fatalf("spans %v", spanNames(spans))
+	}
+	for _, c := range []struct {
+		span      tracetest.SpanStub
+		key, want string
+	}{
+		{chat, "gen_ai.request.model", "smart"},
+		{chat, "gen_ai.response.model", "gemini-2.5-flash"},
+		{chat, "gen_ai.provider.name", "gcp.gemini"},
+		{chat, "switchyard.provider", "gemini"},
+		{down, "gen_ai.request.model", "anthropic.claude-sonnet-4"},
+		{down, "gen_ai.provider.name", "aws.bedrock"},
+		{down, "switchyard.provider", "bedrock"},
+		{ok, "gen_ai.request.model", "gemini-2.5-flash"},
+		{ok, "gen_ai.provider.name", "gcp.gemini"},
+	} {
+		if v, found := attrOf(c.span.Attributes, c.key); !found || v.Emit() != c.want {
+			t.Errorf("%s: %s = %q (present %v), want %q", c.span.Name, c.key, v.Emit(), found, c.want)
+		}
+	}
+
+	// A request naming one model: that model is what was asked; an answer without the
+	// upstream's name for its model says the model the gateway called.
+	r := groupRecord()
+	r.ModelGroup, r.Answer = "bedrock/anthropic.claude-sonnet-4", nil
+	r.Operation = completions.OperationEmbeddings
+	attrs := spanNamed(t, observedSpans(t, TracingOptions{}, r), "embeddings bedrock/anthropic.claude-sonnet-4").Attributes
+	if v, _ := attrOf(attrs, "gen_ai.request.model"); v.Emit() != "bedrock/anthropic.claude-sonnet-4" {
+		t.Errorf("one model asked: gen_ai.request.model %q", v.Emit())
+	}
+	if v, _ := attrOf(attrs, "gen_ai.response.model"); v.Emit() != "gemini-2.5-flash" {
+		t.Errorf("no answer's model: gen_ai.response.model %q, want the model called", v.Emit())
+	}
+	// Nothing answered: no response model.
+	r.Outcome, r.Provider, r.Model = completions.RequestFailed, "", ""
+	attrs = spanNamed(t, observedSpans(t, TracingOptions{}, r), "embeddings bedrock/anthropic.claude-sonnet-4").Attributes
+	if v, found := attrOf(attrs, "gen_ai.response.model"); found {
+		t.Errorf("failed request: gen_ai.response.model %q", v.Emit())
+	}
+}
+
+// TestSpansNameCustomProvidersByWhatTheyCall: with the registry's names (serve's
+// NameProviders), an Azure entry of its own name is azure.ai.openai and an OpenAI-format
+// entry at a self-hosted server openai.
+func TestSpansNameCustomProvidersByWhatTheyCall(t *testing.T) {
+	reg := providers.NewRegistry(
+		providers.NewAzure(providers.AzureConfig{Config: providers.Config{Name: "azure-eu", BaseURL: "https://eu.example.com"}}),
+		providers.NewOpenAI(providers.Config{Name: "my-vllm", BaseURL: "http://gpu:8000/v1"}))
+	exp := tracetest.NewInMemoryExporter()
+	tr := NewTracing(exp, "test", true, TracingOptions{})
+	tr.NameProviders(reg.GenAIName)
+	r := groupRecord()
+	r.Provider, r.Model = "azure-eu", "azure-eu/prod-4o"
+	r.Attempts = []completions.Attempt{
+		{Model: "my-vllm/llama", Outcome: completions.OutcomeError, Kind: "timeout", LatencyMS: 10, Started: r.Start},
+		{Model: "azure-eu/prod-4o", Outcome: completions.OutcomeOK, LatencyMS: 10, Started: r.Start},
+	}
+	tr.ObserveRequest(context.Background(), r)
+	spans := exp.GetSpans()
+	for name, want := range map[string]string{"chat smart": "azure.ai.openai", "attempt my-vllm/llama": "openai", "attempt azure-eu/prod-4o": "azure.ai.openai"} {
+		if v, _ := attrOf(spanNamed(t, spans, name).Attributes, "gen_ai.provider.name"); v.Emit() != want {
+			t.Errorf("%s: gen_ai.provider.name %q, want %q", name, v.Emit(), want)
+		}
+	}
+}
+
+func spanNames(spans tracetest.SpanStubs) []string {
+	var names []string
+	for _, sp := range spans {
+		names = append(names, sp.Name)
+	}
+	return names
+}
+
+func spanNamed(t *testing.T, spans tracetest.SpanStubs, name string) tracetest.SpanStub {
+	t.Helper()
+	for _, sp := range spans {
+		if sp.Name == name {
+			return sp
+		}
+	}
+	t.Fatalf("no span %q in %s", name, strings.Join(spanNames(spans), ", "))
+	return tracetest.SpanStub{}
+}
