@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 
 	"github.com/switchyard-ai/switchyard/server"
@@ -67,10 +69,14 @@ func newObservability(ctx context.Context, f telemetryFlags, log *slog.Logger) (
 	if f.TraceContentMaxBytes < 256 {
 		return nil, fmt.Errorf("--trace-content-max-bytes %d: must be at least 256", f.TraceContentMaxBytes)
 	}
+	// OpenTelemetry's own log lines (an endpoint that does not parse, quoted whole) go to
+	// the process log with their URLs redacted, instead of stderr as they are.
+	otel.SetLogger(logr.FromSlogHandler(redactingHandler{log.Handler()}))
 	t, err := telemetry.TracingFromEnv(ctx, version, telemetry.TracingOptions{CaptureContent: f.TraceContent, MaxContentBytes: f.TraceContentMaxBytes,
 		LegacyContent: f.TraceContentLegacy})
 	if err != nil {
-		return nil, err
+		// An endpoint that does not parse is quoted in the error, credentials and all.
+		return nil, secretFreeError{err}
 	}
 	if f.TraceContentLegacy && t != nil && !t.CapturesContent() {
 		log.Warn("--trace-content-legacy does nothing without content capture (--trace-content or " + telemetry.ContentCaptureEnv + "=true)")
@@ -103,6 +109,72 @@ func endpointForLog(raw string) string {
 	return out
 }
 
+// urlInText is a URL inside an error's text: a scheme, "://" and what follows up to a
+// space or a quote.
+var urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// redactURLs is s with every URL in it as endpointForLog shows one: no user:password, the
+// query string as "?…".
+func redactURLs(s string) string {
+	return urlInText.ReplaceAllStringFunc(s, endpointForLog)
+}
+
+// secretFreeError is an error whose text has its URLs redacted (redactURLs); it unwraps to
+// the error it stands for.
+type secretFreeError struct{ err error }
+
+func (e secretFreeError) Error() string { return redactURLs(e.err.Error()) }
+func (e secretFreeError) Unwrap() error { return e.err }
+
+// redactingHandler passes records on with the URLs in their message and string or error
+// attributes redacted (redactURLs).
+type redactingHandler struct{ slog.Handler }
+
+func (h redactingHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, redactURLs(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(redactAttr(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	for i, a := range attrs {
+		attrs[i] = redactAttr(a)
+	}
+	return redactingHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h redactingHandler) WithGroup(name string) slog.Handler {
+	return redactingHandler{h.Handler.WithGroup(name)}
+}
+
+// redactAttr is a with its URLs redacted: a string's, an error's (as its text), a group's
+// members'.
+func redactAttr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, redactURLs(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		out := make([]slog.Attr, len(g))
+		for i, m := range g {
+			out[i] = redactAttr(m)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, redactURLs(err.Error()))
+		}
+		if st, ok := v.Any().(fmt.Stringer); ok {
+			return slog.String(a.Key, redactURLs(st.String()))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
+
 // exportErrors logs OpenTelemetry's errors as warnings, at most one per interval (with how
 // many were dropped since the last).
 func exportErrors(log *slog.Logger, interval time.Duration) otel.ErrorHandlerFunc {
@@ -115,7 +187,8 @@ func exportErrors(log *slog.Logger, interval time.Duration) otel.ErrorHandlerFun
 		mu.Lock()
 		defer mu.Unlock()
 		if now := time.Now(); now.Sub(last) >= interval {
-			log.Warn("tracing: export failed", "err", err, "dropped_since_last", dropped)
+			// The exporter's error quotes the collector's URL ('Post "https://…?api-key=…"').
+			log.Warn("tracing: export failed", "err", redactURLs(err.Error()), "dropped_since_last", dropped)
 			last, dropped = now, 0
 			return
 		}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +77,34 @@ func TestTracingStartLogHidesEndpointSecrets(t *testing.T) {
 	defer o.tracing.Shutdown(context.Background())
 	out := logs.String()
 	if !strings.Contains(out, `"endpoint":"https://otlp.example.com/v1/traces?…"`) || strings.Contains(out, "secret") {
+		t.Errorf("start-up log: %s", out)
+	}
+}
+
+// TestExportErrorsHideEndpointSecrets: the exporter's failure quotes the collector's URL; the
+// warning keeps its host and path but not the user:password or the query-string token, and
+// an endpoint that does not parse stops serve with an error that does not show them either.
+func TestExportErrorsHideEndpointSecrets(t *testing.T) {
+	var buf bytes.Buffer
+	h := exportErrors(slog.New(slog.NewJSONHandler(&buf, nil)), time.Hour)
+	h(fmt.Errorf("traces export: %w", &url.Error{Op: "Post", URL: "https://team:pw-secret-1@otlp.example.com/v1/traces?api-key=qs-secret-2",
+		Err: errors.New("dial tcp 10.0.0.1:443: connect: connection refused")}))
+	out := buf.String()
+	if !strings.Contains(out, `traces export: Post \"https://otlp.example.com/v1/traces?…\": dial tcp 10.0.0.1:443`) || strings.Contains(out, "secret") {
+		t.Errorf("export warning: %s", out)
+	}
+
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://team:pw-secret-1@otlp.example.com:bad-port/v1?api-key=qs-secret-2")
+	buf.Reset()
+	o, err := newObservability(context.Background(), telemetryFlags{TraceContentMaxBytes: telemetry.DefaultMaxContentBytes}, slog.New(slog.NewJSONHandler(&buf, nil)))
+	if err == nil {
+		_ = o.tracing.Shutdown(context.Background())
+	} else if strings.Contains(err.Error(), "secret") {
+		t.Errorf("start-up error: %v", err)
+	}
+	// OpenTelemetry logs that it could not parse the endpoint: through serve's log, redacted.
+	if out := buf.String(); !strings.Contains(out, "parse url") || strings.Contains(out, "secret") {
 		t.Errorf("start-up log: %s", out)
 	}
 }
