@@ -308,14 +308,14 @@ func (e *endpoint) sendSigned(ctx context.Context, model, url string, header htt
 	if err != nil {
 		kind := classifyTransport(err, context.Cause(ctx))
 		cancel(nil)
-		e.log.DebugContext(ctx, "upstream call failed", "provider", e.cfg.Name, "model", model, "kind", kind.String())
+		e.log.DebugContext(ctx, "upstream call failed", "provider", e.cfg.Name, "model", model, "kind", kind.String(), durationMS(time.Since(start)))
 		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: e.trim(transportMessage(err, kind), secrets...), Err: err}
 	}
 	c := &call{ep: e, model: model, resp: resp, ctx: ctx, cancel: cancel, secrets: secrets}
 	c.timer = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
 	c.timer.Stop()
 	c.body = &idleReader{c: c}
-	e.log.DebugContext(ctx, "upstream responded", "provider", e.cfg.Name, "model", model, "status", resp.StatusCode, "after", time.Since(start))
+	e.log.DebugContext(ctx, "upstream responded", "provider", e.cfg.Name, "model", model, "status", resp.StatusCode, durationMS(time.Since(start)))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer c.Close()
 		raw := readErrorBody(c.body)
@@ -576,3 +576,9 @@ func (c *cappedReader) Read(p []byte) (int, error) {
 
 // maxResponseBody bounds a non-streamed success body.
 const maxResponseBody = 32 << 20
+
+// durationMS is a log line's duration_ms: milliseconds with microseconds as decimals, as
+// the server's request lines have it (a time.Duration would print as nanoseconds in JSON).
+func durationMS(d time.Duration) slog.Attr {
+	return slog.Float64("duration_ms", float64(d.Microseconds())/1000)
+}

@@ -44,7 +44,7 @@ func (c *serveConfig) loadLiteLLM(fs *flag.FlagSet, log *slog.Logger) error {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if lc.Timeout > 0 {
 		if given["attempt-timeout"] {
-			log.Info("litellm config: its timeout gives way to --attempt-timeout", "timeout", lc.Timeout, "attempt_timeout", c.Faults.Attempt)
+			log.Info("litellm config: its timeout gives way to --attempt-timeout", "timeout", lc.Timeout.String(), "attempt_timeout", c.Faults.Attempt.String())
 		} else {
 			c.Faults.Attempt = lc.Timeout
 		}
