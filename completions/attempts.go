@@ -396,6 +396,15 @@ func (g *Gateway) rank(ctx context.Context, msgs []providers.Message, ts []targe
 	return out
 }
 
+// traceAttempt is the context an upstream call is made in and the span id its attempt is
+// recorded with (Options.TraceAttempt); ctx and no id without a tracer.
+func (g *Gateway) traceAttempt(ctx context.Context) (context.Context, [8]byte) {
+	if g.opts.TraceAttempt == nil {
+		return ctx, [8]byte{}
+	}
+	return g.opts.TraceAttempt(ctx)
+}
+
 // errRequestDeadline is the cause of a request's context ending at its deadline
 // (FaultPolicy.Timeout, Options.RequestTimeout).
 var errRequestDeadline = errors.New("request deadline reached")
@@ -470,11 +479,12 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				u.again(begin)
 				g.shareCall(u, begin)
 			}
-			err := try(ctx, t)
+			actx, span := g.traceAttempt(ctx)
+			err := try(actx, t)
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
 				g.breakers.record(t.name, nil, g.opts.Now(), p.timing.tight)
-				p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t)})
+				p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t), SpanID: span})
 				return nil
 			}
 			if ctx.Err() != nil && !deadlineHit(ctx) {
@@ -497,7 +507,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			if errors.As(err, &pe) {
 				retryAfter = pe.RetryAfter
 			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t)})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t), SpanID: span})
 			g.log.DebugContext(ctx, "completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.filterFallsOver(i) {
 				// A policy decision: asking the next model would override it.

@@ -124,12 +124,13 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		}
 		s.p.calls++
 		begin := s.g.opts.Now()
-		at, cerr := s.g.openAttempt(s.dctx, s.p, t, &req)
+		actx, span := s.g.traceAttempt(s.dctx)
+		at, cerr := s.g.openAttempt(actx, s.p, t, &req)
 		s.g.breakers.record(t.name, cerr, s.g.opts.Now(), s.p.timing.tight)
 		if cerr != nil {
 			s.p.drop(t.name)
 			s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: providers.KindOf(cerr).String(),
-				Error: cerr.Error(), Err: cerr, LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from, Started: begin, MaxTokens: s.g.maxTokensFor(s.p.req, req.MaxTokens, t)})
+				Error: cerr.Error(), Err: cerr, LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), ContinuedFrom: &from, Started: begin, MaxTokens: s.g.maxTokensFor(s.p.req, req.MaxTokens, t), SpanID: span})
 			// The model refused to continue: report the original failure, unmasked.
 			s.restoreFailure(err)
 			return false
@@ -152,7 +153,7 @@ func (s *ResponseStream) continueAfter(err error) bool {
 		s.trimSpace = strings.TrimRightFunc(prefix, unicode.IsSpace) != prefix
 		s.continued = &Continuation{Model: t.name, FromChar: from, After: kind.String()}
 		s.p.attempts = append(s.p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, ContinuedFrom: &from, Started: begin,
-			MaxTokens: s.g.maxTokensFor(s.p.req, req.MaxTokens, t)})
+			MaxTokens: s.g.maxTokensFor(s.p.req, req.MaxTokens, t), SpanID: span})
 		return true
 	}
 	s.restoreFailure(err)

@@ -277,6 +277,12 @@ type Options struct {
 	// Observer, when set, sees every accepted request once at its end (metrics, traces, the
 	// console's recent requests).
 	Observer Observer
+	// TraceAttempt, when set, gives each upstream call (an attempt: a retry, a fallback, a
+	// hedge, a stream's continuation) the context it is made with, and the span id the
+	// tracer will record that attempt's span under (Attempt.SpanID), so that what the call
+	// does in that context — its HTTP client span — nests under the attempt's span
+	// (telemetry.Tracing.TraceAttempt). Nil: calls are made in the request's context.
+	TraceAttempt func(ctx context.Context) (context.Context, [8]byte)
 	// Logger receives warnings and debug logs; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.

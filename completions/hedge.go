@@ -49,6 +49,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 	results := make(chan result, len(p.targets))
 	cancels := map[int]context.CancelFunc{}
 	begins := map[int]time.Time{}
+	spans := map[int][8]byte{} // the attempts' reserved span ids (traceAttempt)
 	next := 0
 	var gone error // the caller went away while the request waited for a slot
 	// start starts the next model that can be called. With no attempt running it may
@@ -72,6 +73,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			p.calls++
 			actx, cancel := context.WithCancel(ctx)
 			cancels[i], begins[i] = cancel, g.opts.Now()
+			actx, spans[i] = g.traceAttempt(actx)
 			go func() {
 				a, err := g.openAttempt(actx, p, p.targets[i], &p.preq)
 				results <- result{i, a, err}
@@ -127,7 +129,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 				inner := r.a.cancel
 				r.a.cancel = func() { inner(); cancel() }
 				stopAll(true)
-				p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, LatencyMS: lat, Started: begins[r.i], MaxTokens: g.sentMaxTokens(p, t)})
+				p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeOK, LatencyMS: lat, Started: begins[r.i], MaxTokens: g.sentMaxTokens(p, t), SpanID: spans[r.i]})
 				return r.a, r.i, begins[r.i], nil
 			}
 			cancel()
@@ -140,7 +142,7 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			if unavailable(kind) && !deadlineHit(ctx) && !p.timing.tight {
 				g.latency.timedOut(t.name, max(g.opts.Now().Sub(begins[r.i]), p.timing.firstToken)) // as run does
 			}
-			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), Err: r.err, LatencyMS: lat, Started: begins[r.i], MaxTokens: g.sentMaxTokens(p, t)})
+			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(), Error: r.err.Error(), Err: r.err, LatencyMS: lat, Started: begins[r.i], MaxTokens: g.sentMaxTokens(p, t), SpanID: spans[r.i]})
 			if kind == providers.KindContentFilter && !p.req.FallbackOnContentFilter {
 				stopAll(true)
 				return nil, 0, time.Time{}, g.contentFiltered(ctx, p, t, r.err, time.Duration(lat)*time.Millisecond)

@@ -309,6 +309,9 @@ type Attempt struct {
 	// (attemptRequest); 0: none was sent. Set on every attempt that called a model with a
 	// chat request; not on the wire, for traces.
 	MaxTokens int `json:"-"`
+	// SpanID is the span id Options.TraceAttempt reserved for the attempt's span (zero
+	// without one, or for an attempt that made no call); not on the wire, for traces.
+	SpanID [8]byte `json:"-"`
 	// SkippedEvents counts undecodable stream events that could not have held any of the
 	// answer and were skipped.
 	SkippedEvents int `json:"skipped_events,omitempty"`

@@ -38,9 +38,10 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 	up := httptest.NewServer(&fakeOpenAIUpstream{})
 	t.Cleanup(up.Close)
 	st := store.New(m.Store(newTestDriver(t)))
-	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.URL + "/v1", APIKey: "sk-up",
+		HTTPClient: &http.Client{Transport: tr.Transport(nil)}}))
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st,
-		Observer: completions.Observers{m, tr}, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+		Observer: completions.Observers{m, tr}, TraceAttempt: tr.TraceAttempt, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +61,12 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 	rid := resp.Header.Get("X-Request-Id")
 	spans := exp.GetSpans()
 	byName := map[string]tracetest.SpanStub{}
+	var calls []tracetest.SpanStub // the upstream calls' HTTP client spans
 	for _, sp := range spans {
 		byName[sp.Name] = sp
+		if sp.Name == http.MethodPost {
+			calls = append(calls, sp)
+		}
 	}
 	// The chat span is named by the model asked for; the one that answered is its
 	// gen_ai.response.model.
@@ -80,6 +85,10 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 	}
 	if chat.Parent.SpanID() != root.SpanContext.SpanID() || down.Parent.SpanID() != chat.SpanContext.SpanID() || ok.Parent.SpanID() != chat.SpanContext.SpanID() {
 		t.Error("spans are not nested request → chat → attempts")
+	}
+	// Each upstream call's span is its attempt's child: request → chat → attempt → POST.
+	if len(calls) != 2 || calls[0].Parent.SpanID() != down.SpanContext.SpanID() || calls[1].Parent.SpanID() != ok.SpanContext.SpanID() {
+		t.Errorf("%d HTTP client spans, not under their attempts' spans", len(calls))
 	}
 	if attr(ok.Attributes, "gen_ai.provider.name") != "up" || attr(ok.Attributes, "gen_ai.request.model") != "ok" ||
 		attr(chat.Attributes, "gen_ai.request.model") != "up/down" || attr(chat.Attributes, "gen_ai.response.model") != "ok" ||

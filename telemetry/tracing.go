@@ -132,7 +132,9 @@ func NewTracing(exp sdktrace.SpanExporter, version string, sync bool, opts Traci
 	if sync {
 		opt = sdktrace.WithSyncer(exp)
 	}
-	tp := sdktrace.NewTracerProvider(opt, sdktrace.WithResource(res))
+	// spanIDs: an attempt's span, recorded when its request ended, takes the id its HTTP
+	// call's span was started under (TraceAttempt).
+	tp := sdktrace.NewTracerProvider(opt, sdktrace.WithResource(res), sdktrace.WithIDGenerator(spanIDs{}))
 	return &Tracing{tp: tp, tracer: tp.Tracer("github.com/switchyard-ai/switchyard"), opts: opts,
 		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
 }
@@ -270,7 +272,11 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 			continue // skipped without a call (circuit open, out of time)
 		}
 		provider, name, _ := cutModel(a.Model)
-		_, as := t.tracer.Start(ctx, "attempt "+a.Model, trace.WithTimestamp(a.Started), trace.WithSpanKind(trace.SpanKindClient),
+		actx := ctx
+		if a.SpanID != ([8]byte{}) {
+			actx = context.WithValue(ctx, reservedSpanKey{}, trace.SpanID(a.SpanID))
+		}
+		_, as := t.tracer.Start(actx, "attempt "+a.Model, trace.WithTimestamp(a.Started), trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(
 				attribute.String("gen_ai.operation.name", op),
 				attribute.String("gen_ai.provider.name", t.genAIProvider(provider)),

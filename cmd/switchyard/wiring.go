@@ -262,6 +262,7 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		Guardrails: guardrails,
 		// The console's recorder, metrics and traces see every request.
 		Observer:           w.observer(),
+		TraceAttempt:       w.traceAttempt(),
 		ConversationWrites: w.cfg.writes,
 		Providers:          w.registry,
 		Prices:             w.catalog,
@@ -408,6 +409,15 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		opts = append(opts, server.MCP(w.mcp))
 	}
 	return opts, nil
+}
+
+// traceAttempt is the gateway's completions.Options.TraceAttempt: with tracing on, each
+// upstream call's HTTP client span nests under its attempt's span; nil otherwise.
+func (w *wiring) traceAttempt() func(context.Context) (context.Context, [8]byte) {
+	if w.obs == nil || w.obs.tracing == nil {
+		return nil
+	}
+	return w.obs.tracing.TraceAttempt
 }
 
 // observer is the gateway's completions.Observer: the usage recorder, and metrics and
