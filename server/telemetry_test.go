@@ -118,7 +118,7 @@ func TestTracesAndMetricsOfARequest(t *testing.T) {
 	mresp.Body.Close()
 	text := string(raw)
 	for _, want := range []string{
-		`switchyard_gateway_requests_total{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="up",gen_ai_request_model="up/ok",outcome="ok",stream="false"} 1`,
+		`switchyard_gateway_requests_total{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="up",gen_ai_request_model="up/ok",outcome="ok",requested_model="up/down",stream="false"} 1`,
 		`switchyard_gateway_fallbacks_total{gen_ai_request_model="up/ok"} 1`,
 		`switchyard_gateway_attempts_total{error_type="overloaded",gen_ai_provider_name="up",gen_ai_request_model="up/down",outcome="error"} 1`,
 		`switchyard_http_requests_total{code="200",route="POST /api/v1/completions"} 1`,

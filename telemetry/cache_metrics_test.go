@@ -22,7 +22,7 @@ func TestCacheHitsAreNotTheModelsRequests(t *testing.T) {
 	hit.Usage.Costs = completions.Costs{PriceKnown: true}
 	m.ObserveRequest(ctx, hit)
 	m.ObserveRequest(ctx, hit)
-	if n := testutil.ToFloat64(m.requests.WithLabelValues("", "chat", "openai", "openai/gpt-4o-mini", "ok", "false")); n != 1 {
+	if n := testutil.ToFloat64(m.requests.WithLabelValues("", "chat", "openai", "openai/gpt-4o-mini", "ok", "false", "")); n != 1 {
 		t.Fatalf("the model's requests = %v, want 1 (the miss)", n)
 	}
 	if h, mi := testutil.ToFloat64(m.cacheLookups.WithLabelValues("hit")), testutil.ToFloat64(m.cacheLookups.WithLabelValues("miss")); h != 2 || mi != 1 {

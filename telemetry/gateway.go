@@ -26,11 +26,13 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	if provider == "" {
 		provider, _, _ = strings.Cut(model, "/")
 	}
-	model = m.modelLabel(model, r.Outcome == completions.RequestOK)
+	ok := r.Outcome == completions.RequestOK
+	model = m.modelLabel(model, ok)
 	stream := strconv.FormatBool(r.Stream)
 	op := operationName(r)
-	gw := []string{op, provider, model, r.Outcome, stream}
-	cost := []string{provider, model}
+	requested := m.requestedLabel(&r, ok)
+	gw := []string{op, provider, model, r.Outcome, stream, requested}
+	cost := []string{provider, model, requested}
 	if m.opts.OwnerLabel {
 		o := m.owners.value(r.Owner, nil)
 		gw = append(gw, o)
@@ -46,7 +48,7 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	if r.Cache == completions.CacheHit {
 		return // no model was called: its requests, latency and tokens are the model's own
 	}
-	var reqLabels [7]string
+	var reqLabels [8]string
 	reqLabels[0] = m.errorType(&r)
 	m.requests.WithLabelValues(append(reqLabels[:1], gw...)...).Inc()
 	m.duration.WithLabelValues(gw...).Observe(r.Latency.Seconds())
@@ -77,6 +79,21 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 		}
 		prev = a.Model
 	}
+}
+
+// requestedLabel is r's requested_model label: the model group, alias or "provider/model"
+// the caller asked for (RequestRecord.ModelGroup; of a request naming several models, the
+// first it was tried with), bounded as the model labels are (its value is one of theirs: a
+// configured group's or a model's name, else "other"). ok says the request was answered.
+func (m *Metrics) requestedLabel(r *completions.RequestRecord, ok bool) string {
+	requested := r.ModelGroup
+	if requested == "" {
+		requested = r.Requested
+	}
+	if requested == "" {
+		return ""
+	}
+	return m.modelLabel(requested, ok)
 }
 
 // errorType is the error_type label of r (OpenTelemetry's error.type): empty for an

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,36 @@ func spanNamed(t *testing.T, spans tracetest.SpanStubs, name string) tracetest.S
 	}
 	t.Fatalf("no span %q in %s", name, strings.Join(spanNames(spans), ", "))
 	return tracetest.SpanStub{}
+}
+
+// TestRequestedModelLabel: the gateway's request, duration and cost series keep
+// gen_ai_request_model the model that answered and say in requested_model what the caller
+// asked for (a model group), bounded as model labels are: names the gateway does not know
+// that never answered are "other", so made-up group names add no series.
+func TestRequestedModelLabel(t *testing.T) {
+	m := New(Options{})
+	m.AdmitModels(func(model string) bool { return model == "smart" || strings.HasPrefix(model, "gemini/") })
+	r := groupRecord()
+	r.Usage = completions.Usage{PromptTokens: 10, CompletionTokens: 5, Costs: completions.Costs{TotalTokensCost: 0.002}}
+	m.ObserveRequest(context.Background(), r)
+	for i := range MaxModelLabels + 10 {
+		bad := groupRecord()
+		bad.Outcome, bad.Provider, bad.Model, bad.ModelGroup = completions.RequestFailed, "", "", fmt.Sprintf("made-up-%d", i)
+		bad.Attempts = nil
+		m.ObserveRequest(context.Background(), bad)
+	}
+	body := scrape(t, m.Handler(""), "")
+	for _, want := range []string{
+		`switchyard_gateway_requests_total{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="gemini",gen_ai_request_model="gemini/gemini-2.5-flash",outcome="ok",requested_model="smart",stream="false"} 1`,
+		`gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="gemini",gen_ai_request_model="gemini/gemini-2.5-flash",outcome="ok",requested_model="smart",stream="false"} 1`,
+		`switchyard_gateway_cost_usd_total{gen_ai_provider_name="gemini",gen_ai_request_model="gemini/gemini-2.5-flash",requested_model="smart"} 0.002`,
+		`requested_model="other",stream="false"} 210`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %s:\n%s", want, grepLines(body, "switchyard_gateway_requests_total{"))
+		}
+	}
+	if strings.Contains(body, "made-up-") {
+		t.Error("made-up model names took label values")
+	}
 }

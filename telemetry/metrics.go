@@ -88,18 +88,23 @@ func New(opts Options) *Metrics {
 		opts.MaxOwnerLabels = 100
 	}
 	m := &Metrics{opts: opts, reg: prometheus.NewRegistry(), models: newLabelSet(MaxModelLabels), owners: newLabelSet(opts.MaxOwnerLabels)}
-	gw := []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "outcome", "stream"}
-	cost := []string{"gen_ai_provider_name", "gen_ai_request_model"}
+	// gen_ai_request_model is the model that answered (or was asked first when none did),
+	// as it always was: dashboards keep their meaning. requested_model (LiteLLM's name) is
+	// what the caller asked for, a model group among them; its values are model or group
+	// names the configuration bounds (modelLabel), and a group's series are its members', so
+	// it adds series only where a group or a fallback answered for the name asked.
+	gw := []string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "outcome", "stream", "requested_model"}
+	cost := []string{"gen_ai_provider_name", "gen_ai_request_model", "requested_model"}
 	if opts.OwnerLabel {
 		gw = append(gw, "owner")
 		cost = append(cost, "owner")
 	}
 	latency := []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_requests_total",
-		Help: "Completion requests the gateway accepted, by the model that answered (or the first asked when none did), outcome (ok, error, stream_error, content_filter, guardrail_blocked, cancelled) and error_type (empty when ok: the last attempt's error kind, or for a request refused before any model was called budget_exceeded, rate_limited or the status it was answered with)."},
+		Help: "Completion requests the gateway accepted, by the model that answered (gen_ai_request_model; the first asked when none did) and the model or model group the caller asked for (requested_model), outcome (ok, error, stream_error, content_filter, guardrail_blocked, cancelled) and error_type (empty when ok: the last attempt's error kind, or for a request refused before any model was called budget_exceeded, rate_limited or the status it was answered with)."},
 		append([]string{"error_type"}, gw...))
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_operation_duration_seconds",
-		Help: "GenAI operation duration: a completion request from arrival to its last byte, retries and fallbacks included.", Buckets: latency}, gw)
+		Help: "GenAI operation duration: a completion request from arrival to its last byte, retries and fallbacks included, by the model that answered (gen_ai_request_model) and the model or model group asked for (requested_model).", Buckets: latency}, gw)
 	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_server_time_to_first_token_seconds",
 		Help: "Time from a request's arrival to its first answer fragment (streams) or its answer.", Buckets: latency},
 		[]string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "stream"})
@@ -108,7 +113,7 @@ func New(opts Options) *Metrics {
 		Buckets: []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304}},
 		[]string{"gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_token_type"})
 	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_cost_usd_total",
-		Help: "USD cost of answered requests from the price catalogue (0 where the price is unknown)."}, cost)
+		Help: "USD cost of answered requests from the price catalogue (0 where the price is unknown), by the model that answered (gen_ai_request_model) and the model or model group asked for (requested_model)."}, cost)
 	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_attempts_total",
 		Help: "Upstream attempts (provider calls), by model, outcome (ok or error) and error.type (the failure kind)."},
 		[]string{"gen_ai_provider_name", "gen_ai_request_model", "outcome", "error_type"})

@@ -84,7 +84,7 @@ func TestGatewayMetrics(t *testing.T) {
 		if outcome != "ok" {
 			errType = "overloaded"
 		}
-		return testutil.ToFloat64(m.requests.WithLabelValues(errType, "chat", provider, model, outcome, "false"))
+		return testutil.ToFloat64(m.requests.WithLabelValues(errType, "chat", provider, model, outcome, "false", ""))
 	}
 	if reqs("openai/gpt-4o-mini", "ok") != 2 || reqs("anthropic/claude-3-5-haiku", "error") != 1 {
 		t.Fatalf("requests: ok %v, error %v", reqs("openai/gpt-4o-mini", "ok"), reqs("anthropic/claude-3-5-haiku", "error"))
@@ -95,13 +95,13 @@ func TestGatewayMetrics(t *testing.T) {
 	if r, f := testutil.ToFloat64(m.retries.WithLabelValues("anthropic/claude-3-5-haiku")), testutil.ToFloat64(m.fallbacks.WithLabelValues("openai/gpt-4o-mini")); r != 1 || f != 1 {
 		t.Fatalf("retries %v fallbacks %v, want 1 and 1", r, f)
 	}
-	if c := testutil.ToFloat64(m.cost.WithLabelValues("openai", "openai/gpt-4o-mini")); c < 0.0039 || c > 0.0041 {
+	if c := testutil.ToFloat64(m.cost.WithLabelValues("openai", "openai/gpt-4o-mini", "")); c < 0.0039 || c > 0.0041 {
 		t.Fatalf("cost = %v, want 0.004", c)
 	}
 	body := scrape(t, m.Handler(""), "")
 	for _, want := range []string{
 		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",gen_ai_token_type="output"} 60`,
-		`gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",outcome="ok",stream="false"} 2`,
+		`gen_ai_client_operation_duration_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",outcome="ok",requested_model="",stream="false"} 2`,
 		`gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",stream="false",le="0.1"} 2`,
 		"go_goroutines ",
 	} {
@@ -124,7 +124,7 @@ func TestModelLabelsAreBounded(t *testing.T) {
 	if n := testutil.CollectAndCount(m.requests); n > MaxModelLabels+5*2 {
 		t.Fatalf("%d request series for %d models: labels not bounded", n, MaxModelLabels+50)
 	}
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("not_found", "chat", "x", "other", "error", "false", "other")); v == 0 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("not_found", "chat", "x", "other", "error", "false", "", "other")); v == 0 {
 		t.Fatal("no \"other\" series for the models beyond the bound")
 	}
 }
@@ -250,10 +250,10 @@ func TestMadeUpModelsTakeNoLabel(t *testing.T) {
 	}
 	m.ObserveRequest(context.Background(), record(completions.RequestFailed, completions.Attempt{Model: "real/down", Outcome: completions.OutcomeError, Kind: "overloaded"}))
 	m.ObserveRequest(context.Background(), record(completions.RequestOK, completions.Attempt{Model: "self/hosted", Outcome: completions.OutcomeOK}))
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("overloaded", "chat", "real", "real/down", "error", "false")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("overloaded", "chat", "real", "real/down", "error", "false", "")); v != 1 {
 		t.Errorf("a known model that failed has no series of its own (%v)", v)
 	}
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "chat", "self", "self/hosted", "ok", "false")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "chat", "self", "self/hosted", "ok", "false", "")); v != 1 {
 		t.Errorf("a model that answered has no series of its own (%v)", v)
 	}
 	if n := testutil.CollectAndCount(m.requests); n != 3 {
@@ -348,7 +348,7 @@ func TestEmbeddingsMetrics(t *testing.T) {
 		Attempts: []completions.Attempt{{Model: "openai/text-embedding-3-small", Outcome: completions.OutcomeOK}},
 		Usage:    completions.Usage{PromptTokens: 40, TotalTokens: 40, Costs: completions.Costs{TotalTokensCost: 0.0000008}}}
 	m.ObserveRequest(context.Background(), r)
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "embeddings", "openai", "openai/text-embedding-3-small", "ok", "false")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "embeddings", "openai", "openai/text-embedding-3-small", "ok", "false", "")); v != 1 {
 		t.Fatalf("embeddings requests = %v", v)
 	}
 	body := scrape(t, m.Handler(""), "")
@@ -381,10 +381,10 @@ func TestAudioMetrics(t *testing.T) {
 	} {
 		m.ObserveRequest(context.Background(), r)
 	}
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "transcription", "groq", "groq/whisper-large-v3", "ok", "false")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "transcription", "groq", "groq/whisper-large-v3", "ok", "false", "")); v != 1 {
 		t.Errorf("transcription requests = %v", v)
 	}
-	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "speech", "openai", "openai/tts-1", "ok", "true")); v != 1 {
+	if v := testutil.ToFloat64(m.requests.WithLabelValues("", "speech", "openai", "openai/tts-1", "ok", "true", "")); v != 1 {
 		t.Errorf("speech requests = %v", v)
 	}
 	body := scrape(t, m.Handler(""), "")

@@ -88,11 +88,11 @@ func TestServeMetricsOnItsOwnListener(t *testing.T) {
 		t.Fatalf("metrics: %d", code)
 	}
 	for _, want := range []string{
-		`switchyard_gateway_requests_total{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",outcome="ok",stream="false"} 1`,
-		`switchyard_gateway_requests_total{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",outcome="ok",stream="true"} 1`,
+		`switchyard_gateway_requests_total{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",outcome="ok",requested_model="openai/gpt-4o-mini",stream="false"} 1`,
+		`switchyard_gateway_requests_total{error_type="",gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",outcome="ok",requested_model="openai/gpt-4o-mini",stream="true"} 1`,
 		`gen_ai_server_time_to_first_token_seconds_count{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",stream="true"} 1`,
 		`gen_ai_client_token_usage_sum{gen_ai_operation_name="chat",gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",gen_ai_token_type="input"}`,
-		`switchyard_gateway_cost_usd_total{gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini"}`,
+		`switchyard_gateway_cost_usd_total{gen_ai_provider_name="openai",gen_ai_request_model="openai/gpt-4o-mini",requested_model="openai/gpt-4o-mini"}`,
 		`switchyard_model_select_requests_total{code="200",router="default"} 1`,
 		`switchyard_http_requests_total{code="200",route="POST /v1/chat/completions"} 1`,
 		`switchyard_store_operation_duration_seconds_count{operation="update",outcome="ok"}`,
