@@ -89,8 +89,9 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			cancel()
 			p.drop(p.targets[i].name)
 			if record {
+				// Started and SpanID: its call is traced (its HTTP span has a parent).
 				p.attempts = append(p.attempts, Attempt{Model: p.targets[i].name, ModelGroup: p.targets[i].group, Outcome: OutcomeCancelled, Kind: "hedged",
-					Error: "cancelled: another model answered first", LatencyMS: g.opts.Now().Sub(begins[i]).Milliseconds()})
+					Error: "cancelled: another model answered first", LatencyMS: g.opts.Now().Sub(begins[i]).Milliseconds(), Started: begins[i], SpanID: spans[i]})
 				p.losers = append(p.losers, part{t: p.targets[i], attempt: len(p.attempts) - 1, latency: g.opts.Now().Sub(begins[i])})
 			}
 		}

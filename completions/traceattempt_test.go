@@ -51,7 +51,8 @@ func (c ctxSeen) SupportsPrefill() bool { return true }
 // TestEachAttemptCallsInItsTracedContext: every upstream call — a fallback after a
 // failure, a hedge, a stream's continuation — is made in the context Options.TraceAttempt
 // gave its attempt, and the attempt is recorded with that span id, so that the call's
-// HTTP span nests under the attempt's span.
+// HTTP span nests under the attempt's span; a hedge that lost the race too, so its call's
+// span has its parent.
 func TestEachAttemptCallsInItsTracedContext(t *testing.T) {
 	obs := &recordingObserver{}
 	tracer := &fakeAttemptTracer{}
@@ -65,7 +66,7 @@ func TestEachAttemptCallsInItsTracedContext(t *testing.T) {
 		called := 0
 		for i, a := range rec.Attempts {
 			if a.Started.IsZero() {
-				continue // no call (a hedge cancelled before it answered is recorded without one)
+				continue // no call
 			}
 			called++
 			mu.Lock()
@@ -100,7 +101,7 @@ func TestEachAttemptCallsInItsTracedContext(t *testing.T) {
 	if _, err := drain(t, st); err != nil {
 		t.Fatal(err)
 	}
-	check("hedged", 1) // the winner; the hang was cancelled
+	check("hedged", 2) // the winner, and the hang it beat (cancelled, its call traced all the same)
 
 	cut := &providers.Error{Kind: providers.KindStreamBroken, Message: "connection reset by peer"}
 	h.a.on("cut", step{text: "one two three four", breakAt: 2, breakErr: cut})

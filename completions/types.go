@@ -317,6 +317,11 @@ type Attempt struct {
 	SkippedEvents int `json:"skipped_events,omitempty"`
 }
 
+// LostHedge reports whether a is a hedged start that lost the race (Outcome "cancelled",
+// Kind "hedged"): it made a call, but stands for no attempt of its own to LiteLLM's headers
+// and metrics.
+func (a Attempt) LostHedge() bool { return a.Outcome == OutcomeCancelled && a.Kind == "hedged" }
+
 // Outcomes of an Attempt. "skipped" is a model passed over without a call (its circuit
 // breaker is open: Kind "circuit_open"); "cancelled" a hedged start that lost the race
 // (Kind "hedged"), or a stream its caller left: a client that disconnected (Kind

@@ -100,7 +100,7 @@ func setLiteLLMAnswerHeaders(w http.ResponseWriter, g *completions.Gateway, req 
 	// A mock failure (mock_testing_fallbacks) made no call but stands for the failed
 	// name, once, as LiteLLM's router raises it once for the group.
 	called := func(a completions.Attempt) bool {
-		return !a.Started.IsZero() || a.Outcome == completions.OutcomeOK || a.Mock
+		return !a.Started.IsZero() && !a.LostHedge() || a.Outcome == completions.OutcomeOK || a.Mock
 	}
 	calls, names := 0, 0
 	for i, a := range resp.Attempts {

@@ -288,8 +288,8 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	// The deployments called: one LiteLLM "LLM API call" per attempt.
 	baseModel := answered
 	for i, a := range r.Attempts {
-		if a.Started.IsZero() && a.Outcome != completions.OutcomeOK {
-			continue // skipped without a call (its breaker open, its limit reached)
+		if (a.Started.IsZero() || a.LostHedge()) && a.Outcome != completions.OutcomeOK {
+			continue // skipped without a call (its breaker open, its limit reached), or a lost hedge
 		}
 		v[lLiteLLMModel] = m.modelLabelAs(l.name(a.Model), a.Model, a.Outcome == completions.OutcomeOK)
 		v[lModelID] = otherLabel
