@@ -97,26 +97,10 @@ func setLiteLLMAnswerHeaders(w http.ResponseWriter, g *completions.Gateway, req 
 	hv.set(headerLiteLLMResponseCost, strconv.FormatFloat(resp.Usage.Costs.Spent(), 'g', -1, 64))
 	total := time.Since(received)
 	var upstream time.Duration
-	// A mock failure (mock_testing_fallbacks) made no call but stands for the failed
-	// name, once, as LiteLLM's router raises it once for the group.
-	called := func(a completions.Attempt) bool {
-		return !a.Started.IsZero() && !a.LostHedge() || a.Outcome == completions.OutcomeOK || a.Mock
-	}
-	calls, names := 0, 0
-	for i, a := range resp.Attempts {
+	for _, a := range resp.Attempts {
 		upstream += time.Duration(a.LatencyMS) * time.Millisecond
-		if !called(a) {
-			continue // skipped without a call (its breaker open, its limit reached)
-		}
-		seen := slices.ContainsFunc(resp.Attempts[:i], func(b completions.Attempt) bool { return b.ModelGroup == a.ModelGroup && called(b) })
-		if a.Mock && seen {
-			continue
-		}
-		calls++
-		if !seen {
-			names++
-		}
 	}
+	calls, names := liteLLMCalls(resp.Attempts)
 	hv.set(headerLiteLLMDuration, strconv.FormatFloat(float64(total.Microseconds())/1000, 'f', 3, 64))
 	hv.set(headerLiteLLMOverhead, strconv.FormatFloat(float64(max(total-upstream, 0).Microseconds())/1000, 'f', 3, 64))
 	if calls > 0 {
@@ -157,4 +141,29 @@ func setLiteLLMTextHeaders(w http.ResponseWriter, g *completions.Gateway, reqs [
 	if n > 1 {
 		w.Header().Set(headerLiteLLMResponseCost, strconv.FormatFloat(total, 'g', -1, 64))
 	}
+}
+
+// liteLLMCalls counts attempts as LiteLLM's router would have made them: calls, and the
+// names they were made under (the first and its fallbacks). A model skipped without a call
+// (its breaker open, its limit reached) and a hedged start that lost the race (LiteLLM
+// does not hedge) are none; a mock failure (mock_testing_fallbacks) made no call but
+// stands for the failed name, once, as LiteLLM's router raises it once for the group.
+func liteLLMCalls(attempts []completions.Attempt) (calls, names int) {
+	called := func(a completions.Attempt) bool {
+		return !a.Started.IsZero() && !a.LostHedge() || a.Outcome == completions.OutcomeOK || a.Mock
+	}
+	for i, a := range attempts {
+		if !called(a) {
+			continue
+		}
+		seen := slices.ContainsFunc(attempts[:i], func(b completions.Attempt) bool { return b.ModelGroup == a.ModelGroup && called(b) })
+		if a.Mock && seen {
+			continue
+		}
+		calls++
+		if !seen {
+			names++
+		}
+	}
+	return calls, names
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // TestHTTPSpansNestUnderAttempts: an upstream call made in the context TraceAttempt gave
@@ -74,5 +77,23 @@ func TestHTTPSpansNestUnderAttempts(t *testing.T) {
 	var off *Tracing
 	if c, id := off.TraceAttempt(ctx); c != ctx || id != ([8]byte{}) {
 		t.Error("tracing off: TraceAttempt changed the context")
+	}
+}
+
+// TestLostHedgeIsNoLiteLLMCall: a hedged start that lost the race is recorded with its start
+// (so its call is traced), but LiteLLM's deployment series count only the calls LiteLLM
+// would make: the loser adds no request of its deployment.
+func TestLostHedgeIsNoLiteLLMCall(t *testing.T) {
+	m := New(Options{})
+	m.EnableLiteLLM(LiteLLMOptions{})
+	now := time.Now()
+	m.ObserveRequest(context.Background(), completions.RequestRecord{Outcome: completions.RequestOK, Model: "openai/fast", Provider: "openai", ModelGroup: "g",
+		Attempts: []completions.Attempt{
+			{Model: "openai/fast", Outcome: completions.OutcomeOK, Started: now},
+			{Model: "openai/slow", Outcome: completions.OutcomeCancelled, Kind: "hedged", Started: now},
+		}})
+	body := scrape(t, m.Handler(""), "")
+	if !strings.Contains(body, `litellm_model_name="openai/fast"`) || strings.Contains(body, `litellm_model_name="openai/slow"`) {
+		t.Errorf("deployment series:\n%s", grepLines(body, "litellm_deployment_total_requests"))
 	}
 }
