@@ -63,7 +63,9 @@ func (c *fakeOTLPCollector) named(name string) []*tracepb.Span {
 // model fails and whose fallback answers is exported over OTLP/HTTP as the caller's trace
 // (its traceparent continued), and each upstream call carries a traceparent of that trace
 // whose parent is an exported HTTP client span of the call (status code, server address;
-// the 500's an error) under the request's span; the caller's baggage is not passed on to
+// the 500's an error) under its attempt's span, under the "chat smart" span (the GenAI
+// attributes: the group asked, the model that answered, the provider's well-known name),
+// under the request's span; the caller's baggage is not passed on to
 // the provider, and no span names the provider's key.
 func TestServeTracesUpstreamCallsWithTraceparent(t *testing.T) {
 	const traceID, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -115,6 +117,12 @@ func TestServeTracesUpstreamCallsWithTraceparent(t *testing.T) {
 	if got := hex.EncodeToString(server[0].GetTraceId()); got != traceID || hex.EncodeToString(server[0].GetParentSpanId()) != callerSpan {
 		t.Errorf("request span in trace %s under %x: the caller's traceparent was not continued", got, server[0].GetParentSpanId())
 	}
+	byID := map[string]*tracepb.Span{}
+	col.mu.Lock()
+	for _, sp := range col.spans {
+		byID[string(sp.GetSpanId())] = sp
+	}
+	col.mu.Unlock()
 	callSpans := map[string]*tracepb.Span{}
 	for _, s := range calls {
 		callSpans[hex.EncodeToString(s.GetSpanId())] = s
@@ -128,8 +136,28 @@ func TestServeTracesUpstreamCallsWithTraceparent(t *testing.T) {
 		if s == nil {
 			t.Fatalf("upstream call %d: traceparent's parent %s is no exported span", i, tp[2])
 		}
-		if s.GetKind() != tracepb.Span_SPAN_KIND_CLIENT || string(s.GetParentSpanId()) != string(server[0].GetSpanId()) {
-			t.Errorf("upstream call %d: span kind %v under %x, want a client span under the request's", i, s.GetKind(), s.GetParentSpanId())
+		// request → chat → attempt → POST: the call's span is under its attempt's.
+		wantAttempt := "attempt openai/gpt-4o"
+		if i == len(sent)-1 {
+			wantAttempt = "attempt openai/gpt-4o-mini"
+		}
+		attempt, chat := byID[string(s.GetParentSpanId())], (*tracepb.Span)(nil)
+		if attempt != nil {
+			chat = byID[string(attempt.GetParentSpanId())]
+		}
+		if s.GetKind() != tracepb.Span_SPAN_KIND_CLIENT || attempt.GetName() != wantAttempt || chat.GetName() != "chat smart" ||
+			string(chat.GetParentSpanId()) != string(server[0].GetSpanId()) {
+			t.Errorf("upstream call %d: span kind %v under %q under %q, want a client span under %q under \"chat smart\" under the request's",
+				i, s.GetKind(), attempt.GetName(), chat.GetName(), wantAttempt)
+		}
+		if chat != nil {
+			got := map[string]string{}
+			for _, a := range chat.GetAttributes() {
+				got[a.GetKey()] = a.GetValue().GetStringValue()
+			}
+			if got["gen_ai.request.model"] != "smart" || got["gen_ai.response.model"] != "gpt-4o-mini" || got["gen_ai.provider.name"] != "openai" {
+				t.Errorf("chat span: request model %q, response model %q, provider %q", got["gen_ai.request.model"], got["gen_ai.response.model"], got["gen_ai.provider.name"])
+			}
 		}
 		attrs := map[string]string{}
 		for _, a := range s.GetAttributes() {
