@@ -21,8 +21,8 @@ func (t *Tracing) setChatAttributes(span trace.Span, r *completions.RequestRecor
 	if a != nil {
 		attrs = append(attrs, attribute.StringSlice("gen_ai.response.finish_reasons", []string{reason}))
 	}
-	// The model that answered: as the upstream named it (a dated version), else as the
-	// gateway called it, without its provider prefix (gen_ai.provider.name says that).
+	// The model that answered, as the answer names it, else as the record does; without its
+	// provider prefix either way (gen_ai.provider.name says that).
 	switch _, called, _ := cutModel(r.Model); {
 	case a != nil && a.Model != "":
 		attrs = append(attrs, attribute.String("gen_ai.response.model", a.Model))

@@ -210,7 +210,7 @@ func (t *Tracing) Middleware(route RouteFunc, requestID func(context.Context) st
 // semantic conventions define them: gen_ai.operation.name; gen_ai.request.model, on the
 // request's span the model (or model group, or alias) the caller asked for and on an
 // attempt's the model that attempt asked its provider; gen_ai.response.model, the model
-// that answered (as the upstream named it); gen_ai.provider.name, the conventions'
+// that answered (without its provider prefix); gen_ai.provider.name, the conventions'
 // well-known value of the provider (openai, anthropic, gcp.gemini, aws.bedrock, …; see
 // NameProviders), Switchyard's own provider name being switchyard.provider;
 // gen_ai.usage.input_tokens and output_tokens, error.type; for chat the gen_ai.request.*
