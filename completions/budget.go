@@ -33,7 +33,8 @@ type BudgetLimits struct {
 	// MaxCostUSD caps the USD cost of all answered requests, as the gateway prices them. It
 	// is checked before each request, so the total can pass it by one request's cost; of
 	// requests sent at once, the gateway admits only as many as the budget's mean cost per
-	// answered request says it can pay for (per process: replicas each admit their share).
+	// answered request says it can pay for (per process, or, for a Budget kept in the store
+	// with Options.SharedLimits, over every process sharing it).
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 	// ResetEvery, when positive, starts the account afresh (nothing used) every ResetEvery
 	// from its first use: a monthly budget is 30 days. Zero: the limits are for all time.
@@ -125,6 +126,9 @@ type enclosing struct {
 type sharedBudget struct {
 	Limits BudgetLimits `json:"limits"`
 	Used   BudgetUsage  `json:"used"`
+	// InFlight are the requests the processes sharing the account (Options.SharedLimits)
+	// admitted and have not ended: one lease per process (spendlease.go).
+	InFlight []spendLease `json:"in_flight,omitempty"`
 }
 
 // CreateSharedBudget stores a new account id with limits l and nothing used, and returns

@@ -328,7 +328,9 @@ type Options struct {
 	Cache CacheOptions
 	// SharedLimits, when set, shares the budgets' tokens per minute with the other
 	// processes on the same store (give or take what they counted since the last Sync; the
-	// caller runs Counters.Run), the model group members' rpm and tpm (MemberLimits), and
+	// caller runs Counters.Run), the requests in flight of budgets kept in the store (the
+	// spend gate's: at once, through the budget's record, each request one write more on
+	// admission and one when it ends), the model group members' rpm and tpm (MemberLimits), and
 	// the circuit breakers' trips: a model one process finds down is skipped by the others
 	// from their next Sync. Without it all are per process.
 	SharedLimits *store.Counters
@@ -528,7 +530,7 @@ func New(opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger)}
 	g.rt.Store(rt)
-	g.spend.share(opts.SharedLimits)
+	g.spend.share(opts.SharedLimits, g.log.WarnContext)
 	g.breakers.share(opts.SharedLimits)
 	g.shareMemberLimits(opts.SharedLimits)
 	if opts.ConversationWrites == WriteBehind && opts.Store != nil {

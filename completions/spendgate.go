@@ -14,8 +14,9 @@ import (
 
 // spendGate keeps a budget's USD and token bounds when its key sends requests at once:
 // the bound is checked before a request and its cost is only known after it, so requests in
-// flight together would each pass the check and all be paid for. Per budget (in this
-// process) it counts the requests in flight and admits one more only while what was spent
+// flight together would each pass the check and all be paid for. Per budget it counts the
+// requests in flight (this process's; with Options.SharedLimits, for a budget kept in the
+// store, every process's: spendlease.go) and admits one more only while what was spent
 // plus the in-flight requests at the budget's mean cost per answered request stays under
 // the bound; until the budget has spent anything to take the mean from, its requests go
 // one at a time.
@@ -25,20 +26,26 @@ type spendGate struct {
 	m   map[any]*gateState
 	tpm map[any]*tokenWindow // budgets with TokensPerMinute: their last minute's tokens
 	// shared carries the tokens of budgets kept in the store to and from the other
-	// processes (Options.SharedLimits); nil keeps them in this process.
+	// processes (Options.SharedLimits), and names this process in the leases of their
+	// requests in flight (spendlease.go); nil keeps both in this process.
 	shared *store.Counters
+	locks  map[any]*keyLock // accounts whose lease this process is writing (lockLease)
+	// warn logs what a request cannot tell its caller (a lease not ended); nil: nothing.
+	warn func(ctx context.Context, msg string, args ...any)
 }
 
 // sharedTokens is the key prefix of a stored budget's tokens in Options.SharedLimits.
 const sharedTokens = "tpm/"
 
 // share makes the gate count the tokens other processes' answers used for budgets kept in
-// the store (c nil: none).
-func (sg *spendGate) share(c *store.Counters) {
+// the store, and their requests in flight (c nil: none); warn logs what a request cannot
+// report.
+func (sg *spendGate) share(c *store.Counters, warn func(ctx context.Context, msg string, args ...any)) {
 	if c == nil {
 		return
 	}
 	sg.shared = c
+	sg.warn = warn
 	c.Subscribe(sharedTokens, func(key string, n int64, now time.Time) {
 		sg.count(strings.TrimPrefix(key, sharedTokens), n, now)
 	})
@@ -216,7 +223,9 @@ func (sg *spendGate) admit(ctx context.Context, b *Budget, choice bool) (release
 	return releaseAll, nil
 }
 
-// admitOwn is admit for b's own account, without its parent's.
+// admitOwn is admit for b's own account, without its parent's: counted with every
+// process's requests for a stored account when the processes share their limits
+// (admitShared), else with this process's (admitLocal).
 func (sg *spendGate) admitOwn(ctx context.Context, b *Budget, choice bool) (release func(), err error) {
 	l := b.limits
 	if l.MaxCostUSD <= 0 && l.MaxTokens <= 0 {
@@ -225,6 +234,15 @@ func (sg *spendGate) admitOwn(ctx context.Context, b *Budget, choice bool) (rele
 		}
 		return func() {}, nil
 	}
+	if sg.shared != nil && b.st != nil {
+		return sg.admitShared(ctx, b, choice)
+	}
+	return sg.admitLocal(ctx, b, choice)
+}
+
+// admitLocal is admitOwn counting this process's requests in flight only.
+func (sg *spendGate) admitLocal(ctx context.Context, b *Budget, choice bool) (release func(), err error) {
+	l := b.limits
 	key := gateKey(b)
 	for {
 		// Checked again after each wait: the answer waited for may have used the minute.
@@ -260,18 +278,48 @@ func (sg *spendGate) admitOwn(ctx context.Context, b *Budget, choice bool) (rele
 		sg.mu.Unlock()
 		var once sync.Once
 		return func() {
-			once.Do(func() {
-				sg.mu.Lock()
-				defer sg.mu.Unlock()
-				if st.inflight--; st.inflight == 0 {
-					close(st.idle)
-					if sg.m[key] == st {
-						delete(sg.m, key)
-					}
-				}
-			})
+			once.Do(func() { sg.leave(key, st) })
 		}, nil
 	}
+}
+
+// enter counts one more request of key in flight in this process and returns its state.
+func (sg *spendGate) enter(key any) *gateState {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if sg.m == nil {
+		sg.m = map[any]*gateState{}
+	}
+	st := sg.m[key]
+	if st == nil {
+		st = &gateState{idle: make(chan struct{})}
+		sg.m[key] = st
+	}
+	st.inflight++
+	return st
+}
+
+// leave counts a request of key (in st, enter's) out, waking those waiting for key's
+// requests to end when it was the last.
+func (sg *spendGate) leave(key any, st *gateState) {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if st.inflight--; st.inflight == 0 {
+		close(st.idle)
+		if sg.m[key] == st {
+			delete(sg.m, key)
+		}
+	}
+}
+
+// inflight is how many requests of key this process has in flight.
+func (sg *spendGate) inflight(key any) int {
+	sg.mu.Lock()
+	defer sg.mu.Unlock()
+	if st := sg.m[key]; st != nil {
+		return st.inflight
+	}
+	return 0
 }
 
 // projected says which bound what u spent plus inflight requests at u's mean per answered

@@ -91,6 +91,11 @@ func NewCounters(st *Store, name string) *Counters {
 	return &Counters{st: st, name: name, process: hex.EncodeToString(b[:]), own: map[string]*ownCount{}, seen: map[string]*peer{}}
 }
 
+// Process is this process's id among those sharing the counters (random, chosen by
+// NewCounters; a restarted process has another): it names what the process holds in
+// records shared with the others, such as a budget's requests in flight.
+func (c *Counters) Process() string { return c.process }
+
 // Subscribe has apply called, during Sync, with each key starting with prefix that another
 // process added to since the last Sync, and how much it added. Subscribe before the first
 // Sync.
