@@ -148,6 +148,14 @@ type Service struct {
 	// served (LiteLLM serves the file's).
 	file atomic.Pointer[configFile]
 
+	// nameMu is held (read) while an addition or update judged by the groups in force is
+	// stored, and (write) while ReloadGroups swaps the groups: a deployment is never stored
+	// under a name the groups swapped in have.
+	nameMu sync.RWMutex
+	// reloadChecked, when set (tests), is called by ReloadGroups between its first check of
+	// the stored deployments and the swap.
+	reloadChecked func()
+
 	mu       sync.Mutex // one application at a time
 	applied  string     // fingerprint of the records last applied
 	ownNames []string   // provider entries the last application registered
@@ -282,6 +290,7 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 	if err != nil {
 		return Deployment{}, err
 	}
+	s.nameMu.RLock()
 	err = s.opts.Store.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.Get(ctx, store.Deployments, id); err == nil {
 			return fmt.Errorf("%w: model_info.id %q", ErrDuplicate, id)
@@ -293,6 +302,7 @@ func (s *Service) Add(ctx context.Context, in Input) (Deployment, error) {
 		}
 		return put(ctx, tx, rec)
 	})
+	s.nameMu.RUnlock()
 	if err != nil {
 		return Deployment{}, err
 	}
@@ -319,6 +329,7 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 		}
 	}
 	var out Deployment
+	s.nameMu.RLock()
 	err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
 		old, err := s.stored(ctx, tx, id)
 		if err != nil {
@@ -364,6 +375,7 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 		out = rec.Deployment
 		return put(ctx, tx, rec)
 	})
+	s.nameMu.RUnlock()
 	if err != nil {
 		return Deployment{}, err
 	}

@@ -56,20 +56,26 @@ func (s *Service) Reload(ctx context.Context, config []byte) error {
 	var old *configFile
 	return s.applySwapped(ctx, "config",
 		func() { old = s.file.Swap(&configFile{config: config, ids: idSet(cfg)}) },
-		func() { s.file.Store(old) })
+		func() { s.file.Store(old) }, nil)
 }
 
-// applySwapped runs swap under s.mu, then applies everything again (Sync, whether or not the
-// stored deployments changed). When that fails it runs undo the same way and applies what
-// was in force again (a failure of that logged, naming what), and returns the first error.
-func (s *Service) applySwapped(ctx context.Context, what string, swap, undo func()) error {
+// applySwapped runs swap under s.mu, then verify (nil: none), then applies everything again
+// (Sync, whether or not the stored deployments changed). When verify or the application
+// fails it runs undo the same way and applies what was in force again (a Sync meanwhile may
+// have applied the swap; a failure of that logged, naming what), and returns the error.
+func (s *Service) applySwapped(ctx context.Context, what string, swap, undo func(), verify func() error) error {
 	s.mu.Lock()
 	swap()
 	s.applied = ""
 	s.mu.Unlock()
-	err := s.Sync(ctx)
+	var err error
+	if verify != nil {
+		err = verify()
+	}
 	if err == nil {
-		return nil
+		if err = s.Sync(ctx); err == nil {
+			return nil
+		}
 	}
 	s.mu.Lock()
 	undo()
@@ -93,24 +99,48 @@ var ErrNameTaken = errors.New("deployments: the name is taken by a stored deploy
 // stored deployment is (ErrNameTaken), or groups the gateway refuses, leave the groups in
 // force as they were; the error says why. ReloadGroups of a Service made with
 // Options.Config is an error: its model groups are the file's (Reload).
+//
+// A deployment added or updated meanwhile (POST /model/new, /model/update) never ends up
+// stored under one of the new groups' names: the groups are swapped in only once the
+// additions this process is storing are stored (nameMu), and read against the stored
+// deployments again after the swap, which catches one stored meanwhile by this or another
+// process on the store; found, the groups in force are put back (ErrNameTaken). An
+// addition judged after the swap is refused naming its model_name.
 func (s *Service) ReloadGroups(ctx context.Context, groups map[string]completions.ModelGroup) error {
 	if s.file.Load().config != nil {
 		return errors.New("deployments: reload: the service serves a config file, whose model groups are its own")
 	}
+	if err := s.groupsFree(ctx, groups); err != nil {
+		return fmt.Errorf("deployments: reload: %w", err)
+	}
+	if s.reloadChecked != nil {
+		s.reloadChecked()
+	}
+	groups = maps.Clone(groups)
+	var old *map[string]completions.ModelGroup
+	return s.applySwapped(ctx, "model groups",
+		func() {
+			s.nameMu.Lock() // after the additions judged by the groups in force are stored
+			defer s.nameMu.Unlock()
+			old = s.groups.Swap(&groups)
+		},
+		func() { s.groups.Store(old) },
+		func() error { return s.groupsFree(ctx, groups) })
+}
+
+// groupsFree fails with ErrNameTaken, naming the deployment, when a stored deployment's
+// model_name is one of groups' names.
+func (s *Service) groupsFree(ctx context.Context, groups map[string]completions.ModelGroup) error {
 	recs, err := s.records(ctx, s.opts.Store)
 	if err != nil {
-		return fmt.Errorf("deployments: reload: %w", err)
+		return err
 	}
 	for _, r := range recs {
 		if _, ok := groups[r.ModelName]; ok {
 			return fmt.Errorf("%w: the model group %q is the model_name of deployment %q stored through /model/new (delete it, or rename the group)", ErrNameTaken, r.ModelName, r.ID)
 		}
 	}
-	groups = maps.Clone(groups)
-	var old *map[string]completions.ModelGroup
-	return s.applySwapped(ctx, "model groups",
-		func() { old = s.groups.Swap(&groups) },
-		func() { s.groups.Store(old) })
+	return nil
 }
 
 // SetOtherProviders names the providers configured otherwise (--providers-config's
