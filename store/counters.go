@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -21,16 +22,31 @@ import (
 // its size follows the traffic of a couple of seconds, not every key it ever saw; no two
 // processes write the same record, so they never contend.
 //
-// Make one with NewCounters. It is safe for concurrent use; Add never waits on the store.
+// Counters also shares gauges: how many of something (a key's requests in flight) each
+// process holds now (Hold). Every Sync publishes this process's gauges whole and reads the
+// others'; Others is their sum. A process's gauges count only while its record keeps
+// changing: one that stops publishing (a replica that died with requests in flight) is
+// left out once its lease — a few of its Sync intervals, which its record carries — has
+// passed, so its holds expire with it.
+//
+// Make one with NewCounters. It is safe for concurrent use; Add and Hold never wait on the
+// store.
 type Counters struct {
 	st      *Store
 	name    string
 	process string // this process's record: name/process
 
-	mu    sync.Mutex // own, epochs, subs
+	mu    sync.Mutex // own, epochs, subs, gauges, others, othersAt, lease
 	own   map[string]*ownCount
 	epoch int64 // a key counted afresh gets the next epoch
 	subs  []subscription
+	// gauges are this process's holds (Hold), others the other processes' summed as of
+	// othersAt (the last Sync); lease is how long this process's published gauges hold
+	// without a newer record (set by Run from its interval).
+	gauges   map[string]int64
+	others   map[string]int64
+	othersAt time.Time
+	lease    time.Duration
 
 	// syncMu serialises Syncs; what follows is Sync's own.
 	syncMu   sync.Mutex
@@ -52,6 +68,8 @@ type peer struct {
 	changed time.Time // when (this process's clock) the record last changed
 	counts  map[string]countEntry
 	heard   map[string]time.Time // when each key was last in the record (this clock)
+	gauges  map[string]int64     // the record's gauges, as last read
+	lease   time.Duration        // how long they hold past changed
 }
 
 type subscription struct {
@@ -66,10 +84,15 @@ type countEntry struct {
 	Epoch int64 `json:"e"`
 }
 
-// countersRecord is a process's published counts.
+// countersRecord is a process's published counts and gauges.
 type countersRecord struct {
 	At     time.Time             `json:"at"`
 	Counts map[string]countEntry `json:"counts"`
+	// Gauges are the process's non-zero holds (Hold), whole; LeaseMS how long, in
+	// milliseconds, they hold without a newer record (absent in earlier builds' records,
+	// which hold no gauges).
+	Gauges  map[string]int64 `json:"gauges,omitempty"`
+	LeaseMS int64            `json:"lease_ms,omitempty"`
 }
 
 const (
@@ -81,6 +104,9 @@ const (
 	// publishRounds is how many Syncs a changed key stays in the record: a reader that
 	// misses one record still sees it.
 	publishRounds = 2
+	// defaultGaugeLease is how long a process's gauges hold without a newer record when
+	// its Syncs are not run by Run (which sets a few of its intervals).
+	defaultGaugeLease = 15 * time.Second
 )
 
 // NewCounters returns the counters called name (one record per process in the collection
@@ -88,7 +114,39 @@ const (
 func NewCounters(st *Store, name string) *Counters {
 	var b [8]byte
 	rand.Read(b[:])
-	return &Counters{st: st, name: name, process: hex.EncodeToString(b[:]), own: map[string]*ownCount{}, seen: map[string]*peer{}}
+	return &Counters{st: st, name: name, process: hex.EncodeToString(b[:]), own: map[string]*ownCount{}, seen: map[string]*peer{},
+		gauges: map[string]int64{}, lease: defaultGaugeLease}
+}
+
+// Hold adds delta (positive to take, negative to give back) to this process's gauge under
+// key; the next Sync publishes the gauges whole. A nil Counters holds nothing.
+func (c *Counters) Hold(key string, delta int64) {
+	if c == nil || delta == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.gauges[key] + delta; n > 0 {
+		c.gauges[key] = n
+	} else {
+		delete(c.gauges, key)
+	}
+}
+
+// Others is the sum of the other processes' gauges under key as of the last Sync: those
+// whose lease still held then. Once this process has not synced for twice its own lease
+// (the store does not answer) it is 0: the others' holds are unknown, and each process
+// then bounds only its own. A nil Counters has none.
+func (c *Counters) Others(key string, now time.Time) int64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now.Sub(c.othersAt) > 2*c.lease {
+		return 0
+	}
+	return c.others[key]
 }
 
 // Process is this process's id among those sharing the counters (random, chosen by
@@ -135,6 +193,10 @@ func (c *Counters) Sync(ctx context.Context, now time.Time) error {
 	c.round++
 	rec := countersRecord{At: now, Counts: map[string]countEntry{}}
 	c.mu.Lock()
+	if len(c.gauges) > 0 {
+		rec.Gauges = maps.Clone(c.gauges)
+	}
+	rec.LeaseMS = c.lease.Milliseconds()
 	for k, o := range c.own {
 		if o.round < 0 {
 			o.round = c.round
@@ -182,6 +244,7 @@ func (c *Counters) Sync(ctx context.Context, now time.Time) error {
 		if p == nil {
 			p = &peer{changed: now, counts: map[string]countEntry{}, heard: map[string]time.Time{}}
 			c.seen[proc] = p
+			p.gauges, p.lease = other.Gauges, time.Duration(other.LeaseMS)*time.Millisecond
 			// On this process's first Sync the others were counting before it: only what
 			// they add from now on counts. A process that appears later has published
 			// nothing this one saw: all of its counts are new.
@@ -197,6 +260,7 @@ func (c *Counters) Sync(ctx context.Context, now time.Time) error {
 		}
 		if !other.At.Equal(p.at) {
 			p.at, p.changed = other.At, now
+			p.gauges, p.lease = other.Gauges, time.Duration(other.LeaseMS)*time.Millisecond
 		} else if now.Sub(p.changed) > countersStale {
 			stale = append(stale, e.Key) // unchanged this long, by this clock: gone
 			continue
@@ -219,11 +283,22 @@ func (c *Counters) Sync(ctx context.Context, now time.Time) error {
 			}
 		}
 	}
-	for proc := range c.seen {
+	others := map[string]int64{}
+	for proc, p := range c.seen {
 		if !present[proc] {
 			delete(c.seen, proc)
+			continue
+		}
+		if now.Sub(p.changed) > p.lease {
+			continue // its lease ran out: a process gone, its holds with it
+		}
+		for k, n := range p.gauges {
+			others[k] += n
 		}
 	}
+	c.mu.Lock()
+	c.others, c.othersAt = others, now
+	c.mu.Unlock()
 	c.lastSync = now
 	for _, d := range deltas {
 		for _, s := range subs {
@@ -243,6 +318,9 @@ func (c *Counters) Sync(ctx context.Context, now time.Time) error {
 // left to go stale. A failed Sync is passed to onErr (when not nil) and the next one tries
 // again.
 func (c *Counters) Run(ctx context.Context, every time.Duration, onErr func(error)) {
+	c.mu.Lock()
+	c.lease = max(3*every, 3*time.Second) // a Sync or two may be late or fail
+	c.mu.Unlock()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	bound := max(5*every, 5*time.Second)
