@@ -236,7 +236,7 @@ type gatewayRoute struct {
 // (recordRefusals), and so are the server's before h runs (refuseBeforeHandler).
 func (s *Server) handleGateway(rt Route, g *completions.Gateway, op string, h HandlerFunc) {
 	s.gateways[rt.muxPattern()] = gatewayRoute{g: g, op: op}
-	s.Handle(rt, recordRefusals(g, op, h))
+	s.Handle(rt, recordRefusals(g, op, withKeyAliases(h)))
 }
 
 // refuseBeforeHandler answers r, an authenticated request for the route of pattern, with

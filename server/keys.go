@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"reflect"
@@ -52,21 +53,26 @@ const (
 
 // keyRequest is the body of POST /api/v1/keys.
 type keyRequest struct {
-	Name              string         `json:"name,omitempty" jsonschema:"description=A label for the key (at most 256 characters)"`
-	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the key may call: provider/model names or bare names or model groups (at most 100); empty allows every model"`
-	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set); 0 for no bound"`
-	SoftBudgetUSD     float64        `json:"soft_budget_usd,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert to the server's --alert-webhook once per budget_duration (LiteLLM's soft_budget); 0 for none"`
-	BudgetDuration    string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d or 1mo for monthly; empty for all time"`
-	MaxTokens         int64          `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
-	MaxRequests       int64          `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
-	RequestsPerMinute int            `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make (across replicas on PostgreSQL give or take --limits-sync-interval); 0 for the server's per-key bound"`
-	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute (across replicas on PostgreSQL give or take --limits-sync-interval; a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
-	ExpiresAt         *time.Time     `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
-	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads two: user_id (see user_id) and tags\\, the key's tags (LiteLLM's key-level tags: a list of at most 16 request tags every request of the key carries\\, for tag routing\\, tag budgets and spend per tag)"`
-	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
-	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
-	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none (\"\" or null on PATCH takes the key out of its team)"`
-	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
+	Name              string   `json:"name,omitempty" jsonschema:"description=A label for the key (at most 256 characters)"`
+	Models            []string `json:"models,omitempty" jsonschema:"description=The models the key may call: provider/model names or bare names or model groups (at most 100); empty allows every model"`
+	MaxBudgetUSD      float64  `json:"max_budget_usd,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set); 0 for no bound"`
+	SoftBudgetUSD     float64  `json:"soft_budget_usd,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert to the server's --alert-webhook once per budget_duration (LiteLLM's soft_budget); 0 for none"`
+	BudgetDuration    string   `json:"budget_duration,omitempty" jsonschema:"description=Period after which the key's spend starts again from zero: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d or 1mo for monthly; empty for all time"`
+	MaxTokens         int64    `json:"max_tokens,omitempty" jsonschema:"description=Prompt and completion tokens the key may use (per budget_duration when set); 0 for no bound"`
+	MaxRequests       int64    `json:"max_requests,omitempty" jsonschema:"description=Completion and embedding requests the key may make (per budget_duration when set); 0 for no bound"`
+	RequestsPerMinute int      `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute the key may make (across replicas on PostgreSQL give or take --limits-sync-interval); 0 for the server's per-key bound"`
+	TokensPerMinute   int64    `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the key's answers may use per minute (across replicas on PostgreSQL give or take --limits-sync-interval; a request after the minute's tokens are used is a 429 with Retry-After); 0 for no bound"`
+	// MaxParallelRequests bounds the key's requests in flight at once (LiteLLM's
+	// max_parallel_requests).
+	MaxParallelRequests int `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests of the key in flight at once (LiteLLM's max_parallel_requests): every POST of the gateway counts from its arrival until its answer ends (a stream until its last event) and a /v1/realtime WebSocket session for its whole life; one more is a 429 naming max_parallel_requests (across replicas on PostgreSQL give or take --limits-sync-interval); 0 for no bound (at most 100000)"`
+	// Aliases are the key's own model names (LiteLLM's key aliases).
+	Aliases    map[string]string `json:"aliases,omitempty" jsonschema:"description=Model names of the key's own (LiteLLM's key aliases): {my-model: gpt-4o} sends a request of the key naming my-model to gpt-4o\\, which the key's models must allow; at most 100 names\\, each target a model or model group this server routes to; on PATCH the map replaces the key's\\, {} or null removes them"`
+	ExpiresAt  *time.Time        `json:"expires_at,omitempty" jsonschema:"description=When the key stops working (RFC 3339 and in the future); absent for never"`
+	Metadata   map[string]any    `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads two: user_id (see user_id) and tags\\, the key's tags (LiteLLM's key-level tags: a list of at most 16 request tags every request of the key carries\\, for tag routing\\, tag budgets and spend per tag)"`
+	Blocked    bool              `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
+	Guardrails []string          `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
+	TeamID     string            `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none (\"\" or null on PATCH takes the key out of its team)"`
+	MCPServers []string          `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
 	// OrganizationID puts a key without a team in an organization (LiteLLM's key
 	// organization_id); a key of a team is in the team's organization.
 	OrganizationID string `json:"organization_id,omitempty" jsonschema:"description=An organization of this key (POST /organization/new) a key without a team belongs to: its requests also draw on the organization's budget (and on its user's membership of the organization) and keep to its models and rates; beside team_id it must be the team's organization; empty for none (on PATCH \"\" or null takes the key out of it\\, and a key whose team_id is set to \"\" or null stays in its team's organization unless organization_id is given too)"`
@@ -98,28 +104,32 @@ type keyRequest struct {
 
 // virtualKey describes an issued key; Key is present only in the answer that issued it.
 type virtualKey struct {
-	ID                string         `json:"id" jsonschema:"description=The key's id (vk_ and 16 hex digits): not the key itself"`
-	Object            string         `json:"object" jsonschema:"description=Always api_key"`
-	Key               string         `json:"key,omitempty" jsonschema:"description=The key itself: shown once when it is issued and never again"`
-	Name              string         `json:"name,omitempty"`
-	Models            []string       `json:"models,omitempty"`
-	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty"`
-	SoftBudgetUSD     float64        `json:"soft_budget_usd,omitempty"`
-	BudgetDuration    string         `json:"budget_duration,omitempty"`
-	MaxTokens         int64          `json:"max_tokens,omitempty"`
-	MaxRequests       int64          `json:"max_requests,omitempty"`
-	RequestsPerMinute int            `json:"requests_per_minute,omitempty"`
-	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty"`
-	CreatedAt         time.Time      `json:"created_at"`
-	ExpiresAt         *time.Time     `json:"expires_at,omitempty"`
-	Expired           bool           `json:"expired,omitempty" jsonschema:"description=The key is past expires_at and no longer accepted"`
-	Metadata          map[string]any `json:"metadata,omitempty"`
-	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=The key refuses every request as over its budget"`
-	Guardrails        []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
-	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /key/update lifts it"`
-	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=The team the key belongs to"`
-	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization a key without a team belongs to (a key of a team is in the team's organization)"`
-	MCPServers        []string       `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers the key may use (absent: every one)"`
+	ID                string   `json:"id" jsonschema:"description=The key's id (vk_ and 16 hex digits): not the key itself"`
+	Object            string   `json:"object" jsonschema:"description=Always api_key"`
+	Key               string   `json:"key,omitempty" jsonschema:"description=The key itself: shown once when it is issued and never again"`
+	Name              string   `json:"name,omitempty"`
+	Models            []string `json:"models,omitempty"`
+	MaxBudgetUSD      float64  `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD     float64  `json:"soft_budget_usd,omitempty"`
+	BudgetDuration    string   `json:"budget_duration,omitempty"`
+	MaxTokens         int64    `json:"max_tokens,omitempty"`
+	MaxRequests       int64    `json:"max_requests,omitempty"`
+	RequestsPerMinute int      `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64    `json:"tokens_per_minute,omitempty"`
+	// MaxParallelRequests is the key's bound on its requests in flight (0: none).
+	MaxParallelRequests int `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests of the key in flight at once; absent for no bound"`
+	// Aliases are the key's own model names and the models they stand for.
+	Aliases        map[string]string `json:"aliases,omitempty" jsonschema:"description=The key's own model names and the models they stand for; absent for none"`
+	CreatedAt      time.Time         `json:"created_at"`
+	ExpiresAt      *time.Time        `json:"expires_at,omitempty"`
+	Expired        bool              `json:"expired,omitempty" jsonschema:"description=The key is past expires_at and no longer accepted"`
+	Metadata       map[string]any    `json:"metadata,omitempty"`
+	Blocked        bool              `json:"blocked,omitempty" jsonschema:"description=The key refuses every request as over its budget"`
+	Guardrails     []string          `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
+	BudgetBlock    bool              `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /key/update lifts it"`
+	TeamID         string            `json:"team_id,omitempty" jsonschema:"description=The team the key belongs to"`
+	OrganizationID string            `json:"organization_id,omitempty" jsonschema:"description=The organization a key without a team belongs to (a key of a team is in the team's organization)"`
+	MCPServers     []string          `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers the key may use (absent: every one)"`
 	// UserID is the user the key is made for: its metadata.user_id, answered apart and not
 	// stored apart.
 	UserID string `json:"user_id,omitempty" jsonschema:"description=The user the key is made for (its metadata.user_id); absent for none"`
@@ -276,6 +286,12 @@ type virtualKeyScope struct {
 	// KeyAlias and TeamAlias are the key's and its team's names (key_alias, team_alias),
 	// for the gateway's observers (Scope.KeyAlias, Scope.TeamAlias).
 	KeyAlias, TeamAlias string
+	// MaxParallel is the key's bound on its requests in flight, TeamMaxParallel its team's
+	// on all the team's keys together (0: none).
+	MaxParallel, TeamMaxParallel int
+	// Aliases are the key's own model names (LiteLLM's key aliases): a request naming one
+	// is sent to the model it stands for.
+	Aliases map[string]string
 }
 
 // neverExpires stands for "no expiry" in a shared key record, which always has one.
@@ -487,6 +503,12 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 	if req.TokensPerMinute < 0 {
 		return l, invalid("tokens_per_minute: must be at least 0, got %d", req.TokensPerMinute)
 	}
+	if req.MaxParallelRequests < 0 || req.MaxParallelRequests > maxParallelBound {
+		return l, invalid("max_parallel_requests: must be between 0 and %d, got %d", maxParallelBound, req.MaxParallelRequests)
+	}
+	if err := checkKeyAliases(g, req.Aliases); err != nil {
+		return l, err
+	}
 	if req.BudgetDuration != "" {
 		d, err := parseBudgetDuration(req.BudgetDuration)
 		if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
@@ -549,6 +571,37 @@ func keyServes(g *completions.Gateway, m string) bool {
 	}
 	_, ok := g.ResolveRealtimeModel(m)
 	return ok
+}
+
+// maxParallelBound bounds a key's and a team's max_parallel_requests.
+const maxParallelBound = 100000
+
+// checkKeyAliases validates a key's aliases (LiteLLM's key aliases): at most maxKeyModels
+// names, none empty, each standing for a model or model group g routes to (not a pattern:
+// a request names one model).
+func checkKeyAliases(g *completions.Gateway, aliases map[string]string) error {
+	invalid := func(format string, args ...any) error {
+		return Validation(http.StatusUnprocessableEntity, format, args...)
+	}
+	if len(aliases) > maxKeyModels {
+		return invalid("aliases: at most %d names, got %d", maxKeyModels, len(aliases))
+	}
+	for _, name := range slices.Sorted(maps.Keys(aliases)) {
+		target := aliases[name]
+		switch {
+		case strings.TrimSpace(name) == "":
+			return invalid("aliases: a name must not be empty")
+		case strings.TrimSpace(target) == "":
+			return invalid("aliases[%q]: must name the model it stands for, got %q", name, target)
+		case strings.Contains(target, "*"):
+			return invalid("aliases[%q]: %q is a pattern; an alias stands for one model or model group", name, target)
+		case target == name:
+			return invalid("aliases[%q]: stands for itself", name)
+		case !keyServes(g, target):
+			return invalid("aliases[%q]: %q is not a model or model group this server routes to (GET /v1/models lists them)", name, target)
+		}
+	}
+	return nil
 }
 
 // issueKey validates req, mints a key and stores its three records in one transaction.
@@ -731,6 +784,10 @@ func checkUniqueName(issued []store.Entry, field, name, except string) error {
 func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
+	vk.MaxParallelRequests, vk.Aliases = req.MaxParallelRequests, maps.Clone(req.Aliases)
+	if len(vk.Aliases) == 0 {
+		vk.Aliases = nil
+	}
 	vk.Metadata, vk.Blocked, vk.Guardrails, vk.SoftBudgetUSD = req.Metadata, req.Blocked, req.Guardrails, req.SoftBudgetUSD
 	vk.MCPServers = slices.Clone(req.MCPServers)
 	if len(vk.MCPServers) == 0 {
@@ -776,7 +833,7 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 	}
 	tags, _ := keyTags(vk.Metadata) // checked when set; an invalid label an earlier build kept is left out
 	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID, MCPServers: vk.MCPServers, UserID: keyUserID(*vk),
-		OrganizationID: vk.OrganizationID, Tags: tags, TagsRead: true, KeyAlias: vk.Name})
+		OrganizationID: vk.OrganizationID, Tags: tags, TagsRead: true, KeyAlias: vk.Name, MaxParallel: vk.MaxParallelRequests, Aliases: vk.Aliases})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
@@ -993,7 +1050,8 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			MaxTokens: rec.MaxTokens, MaxRequests: rec.MaxRequests, RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute,
 			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID,
 			MCPServers: rec.MCPServers, BudgetID: rec.BudgetID, OrganizationID: rec.OrganizationID,
-			ModelMaxBudget: rec.ModelMaxBudget, ModelRPMLimit: rec.ModelRPMLimit, ModelTPMLimit: rec.ModelTPMLimit}
+			ModelMaxBudget: rec.ModelMaxBudget, ModelRPMLimit: rec.ModelRPMLimit, ModelTPMLimit: rec.ModelTPMLimit,
+			MaxParallelRequests: rec.MaxParallelRequests, Aliases: rec.Aliases}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -1006,6 +1064,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		if _, ok := given["model_tpm_limit"]; ok {
 			req.ModelTPMLimit = nil
+		}
+		if _, ok := given["aliases"]; ok {
+			req.Aliases = nil // replaced whole, not merged
 		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
@@ -1067,6 +1128,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		if _, given := given["guardrails"]; !given {
 			check.Guardrails = nil // kept as they are, even one the server no longer configures
+		}
+		if _, given := given["aliases"]; !given {
+			check.Aliases = nil // kept as they are, even one naming a model no longer served
 		}
 		limits, err := checkKeyRequest(g, check, time.Now().UTC(), modelsGiven)
 		if err != nil {

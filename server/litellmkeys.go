@@ -43,6 +43,9 @@ var litellmFieldNames = map[string]string{
 	"organization_id": "organization_id",
 	"soft_budget":     "soft_budget_usd",
 	"budget_id":       "budget_id",
+	// max_parallel_requests and aliases: the same names (keyRequest's own).
+	"max_parallel_requests": "max_parallel_requests",
+	"aliases":               "aliases",
 }
 
 // litellmBudgetIDFields are LiteLLM's key fields a budget_id sets.
@@ -66,8 +69,6 @@ var litellmRefused = map[string]string{
 	"permissions":                  "a virtual key reaches the gateway's surfaces only; there are no other permissions to set",
 	"allowed_routes":               "a virtual key reaches the gateway's surfaces only; its routes cannot be chosen",
 	"allowed_passthrough_routes":   "every key may use the pass-through routes (/anthropic, /gemini, /openai), held to its models: they cannot be chosen per key",
-	"max_parallel_requests":        "Switchyard does not bound a key's concurrent requests: use rpm_limit",
-	"aliases":                      "Switchyard has no per-key model aliases (model groups are configured on the server)",
 	"config":                       "Switchyard has no per-key configuration",
 	"enforced_params":              "Switchyard has no per-key enforced parameters",
 	"allowed_cache_controls":       "Switchyard has no per-key cache controls",
@@ -87,23 +88,25 @@ var litellmRefused = map[string]string{
 // litellmKeyRequest documents LiteLLM's key request body (POST /key/generate, and with key
 // POST /key/update); other LiteLLM fields are refused when they ask for something.
 type litellmKeyRequest struct {
-	Key            string         `json:"key,omitempty" jsonschema:"description=POST /key/update only: the key to change (the key itself or its token); refused on /key/generate (keys are minted here)"`
-	Models         []string       `json:"models,omitempty" jsonschema:"description=The models the key may call (as models of POST /api/v1/keys); empty for every model"`
-	MaxBudget      *float64       `json:"max_budget,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set): max_budget_usd; 0 blocks the key (every request refused as over budget)"`
-	Duration       *string        `json:"duration,omitempty" jsonschema:"description=How long the key works from now: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d; absent\\, null\\, empty or None for ever (on /key/update: the expiry is kept)"`
-	KeyAlias       *string        `json:"key_alias,omitempty" jsonschema:"description=A label for the key: name"`
-	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key (at most 16 KiB of JSON)"`
-	Tags           []string       `json:"tags,omitempty" jsonschema:"description=The key's tags (LiteLLM's key-level tags\\, kept as metadata.tags): every request of the key carries them\\, for tag routing\\, tag budgets (POST /tag/new) and spend per tag (at most 16 with the request's own); null on /key/update removes them"`
-	TPMLimit       *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute: tokens_per_minute"`
-	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute: requests_per_minute"`
-	BudgetDuration *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend starts again from zero (30d)"`
-	UserID         *string        `json:"user_id,omitempty" jsonschema:"description=The user (/user/new) whose budget the key draws on; kept as metadata.user_id (a label when no user has this id)"`
-	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
-	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
-	TeamID         *string        `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
-	OrganizationID *string        `json:"organization_id,omitempty" jsonschema:"description=An organization (POST /organization/new) a key without a team belongs to: it draws on the organization's budget (and its user's max_budget_in_organization) and keeps to its models and rates; beside team_id it must be the team's organization; null on /key/update takes the key out of it (a key whose team_id is set to null stays in its team's organization unless organization_id is given too)"`
-	SoftBudget     *float64       `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
-	BudgetID       *string        `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the key takes: now and on every /budget/update (those fields given with it must have the budget's values or be null); null on /key/update leaves the budget and keeps its values as the key's own"`
+	Key                 string            `json:"key,omitempty" jsonschema:"description=POST /key/update only: the key to change (the key itself or its token); refused on /key/generate (keys are minted here)"`
+	Models              []string          `json:"models,omitempty" jsonschema:"description=The models the key may call (as models of POST /api/v1/keys); empty for every model"`
+	MaxBudget           *float64          `json:"max_budget,omitempty" jsonschema:"description=USD the key may spend (per budget_duration when set): max_budget_usd; 0 blocks the key (every request refused as over budget)"`
+	Duration            *string           `json:"duration,omitempty" jsonschema:"description=How long the key works from now: a number and s or m or h or d or w (weeks) or mo (months of 30 days): 30d; absent\\, null\\, empty or None for ever (on /key/update: the expiry is kept)"`
+	KeyAlias            *string           `json:"key_alias,omitempty" jsonschema:"description=A label for the key: name"`
+	Metadata            map[string]any    `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key (at most 16 KiB of JSON)"`
+	Tags                []string          `json:"tags,omitempty" jsonschema:"description=The key's tags (LiteLLM's key-level tags\\, kept as metadata.tags): every request of the key carries them\\, for tag routing\\, tag budgets (POST /tag/new) and spend per tag (at most 16 with the request's own); null on /key/update removes them"`
+	TPMLimit            *int64            `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute: tokens_per_minute"`
+	RPMLimit            *int              `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute: requests_per_minute"`
+	BudgetDuration      *string           `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend starts again from zero (30d)"`
+	UserID              *string           `json:"user_id,omitempty" jsonschema:"description=The user (/user/new) whose budget the key draws on; kept as metadata.user_id (a label when no user has this id)"`
+	Guardrails          []string          `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
+	Blocked             *bool             `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
+	TeamID              *string           `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team"`
+	OrganizationID      *string           `json:"organization_id,omitempty" jsonschema:"description=An organization (POST /organization/new) a key without a team belongs to: it draws on the organization's budget (and its user's max_budget_in_organization) and keeps to its models and rates; beside team_id it must be the team's organization; null on /key/update takes the key out of it (a key whose team_id is set to null stays in its team's organization unless organization_id is given too)"`
+	SoftBudget          *float64          `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
+	MaxParallelRequests *int              `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests of the key in flight at once: each POST of the gateway from its arrival until its answer ends (a stream until its last event) and each /v1/realtime session for its life; one more is a 429 (Rate limit exceeded for api_key: … Limit type: max_parallel_requests …); across replicas on PostgreSQL give or take --limits-sync-interval; null for no bound (0 is refused: LiteLLM's 0 blocks the key\\, which max_budget 0 does here)"`
+	Aliases             map[string]string `json:"aliases,omitempty" jsonschema:"description=The key's own model names: a request of the key naming one is sent to the model it stands for (the key's models must allow that model); each must be a model or model group this server routes to; on /key/update the map replaces the key's and null or {} removes them"`
+	BudgetID            *string           `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the key takes: now and on every /budget/update (those fields given with it must have the budget's values or be null); null on /key/update leaves the budget and keeps its values as the key's own"`
 	// ObjectPermission is LiteLLM's object_permission: its mcp_servers only.
 	ObjectPermission *litellmObjectPermission `json:"object_permission,omitempty" jsonschema:"description=Which MCP servers the key may use: mcp_servers (the other members are refused when not empty)"`
 	// The key's per-model limits (keymodellimits.go).
@@ -120,25 +123,27 @@ type litellmObjectPermission struct {
 
 // litellmKeyInfo is a virtual key as LiteLLM's /key/info describes one.
 type litellmKeyInfo struct {
-	Token          string         `json:"token" jsonschema:"description=The key's id (vk_…): what /key/info\\, /key/update and /key/delete take in place of the key"`
-	KeyName        *string        `json:"key_name" jsonschema:"description=The key abbreviated\\, for display: its prefix and last four characters (sy-vk-…abcd)\\, recorded when the key was made or regenerated; null for a key made by an earlier build"`
-	KeyAlias       *string        `json:"key_alias"`
-	Spend          float64        `json:"spend" jsonschema:"description=USD spent (in the current period with budget_duration)"`
-	MaxBudget      *float64       `json:"max_budget"`
-	SoftBudget     *float64       `json:"soft_budget" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert"`
-	Models         []string       `json:"models" jsonschema:"description=Empty: every model"`
-	Expires        *time.Time     `json:"expires"`
-	TPMLimit       *int64         `json:"tpm_limit"`
-	RPMLimit       *int           `json:"rpm_limit"`
-	BudgetDuration *string        `json:"budget_duration"`
-	BudgetResetAt  *time.Time     `json:"budget_reset_at"`
-	Metadata       map[string]any `json:"metadata"`
-	UserID         *string        `json:"user_id" jsonschema:"description=metadata.user_id"`
-	TeamID         *string        `json:"team_id" jsonschema:"description=The key's team (POST /team/new); null for none"`
-	OrganizationID *string        `json:"organization_id" jsonschema:"description=The organization (POST /organization/new) the key spends through: its own for a key without a team\\, its team's for a key of a team; null for none"`
-	BudgetID       *string        `json:"budget_id" jsonschema:"description=The budget of /budget/new its max_budget and soft_budget and budget_duration and tpm_limit come from; null for its own"`
-	Blocked        bool           `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
-	Guardrails     []string       `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
+	Token               string            `json:"token" jsonschema:"description=The key's id (vk_…): what /key/info\\, /key/update and /key/delete take in place of the key"`
+	KeyName             *string           `json:"key_name" jsonschema:"description=The key abbreviated\\, for display: its prefix and last four characters (sy-vk-…abcd)\\, recorded when the key was made or regenerated; null for a key made by an earlier build"`
+	KeyAlias            *string           `json:"key_alias"`
+	Spend               float64           `json:"spend" jsonschema:"description=USD spent (in the current period with budget_duration)"`
+	MaxBudget           *float64          `json:"max_budget"`
+	SoftBudget          *float64          `json:"soft_budget" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert"`
+	Models              []string          `json:"models" jsonschema:"description=Empty: every model"`
+	Expires             *time.Time        `json:"expires"`
+	TPMLimit            *int64            `json:"tpm_limit"`
+	RPMLimit            *int              `json:"rpm_limit"`
+	BudgetDuration      *string           `json:"budget_duration"`
+	BudgetResetAt       *time.Time        `json:"budget_reset_at"`
+	Metadata            map[string]any    `json:"metadata"`
+	UserID              *string           `json:"user_id" jsonschema:"description=metadata.user_id"`
+	TeamID              *string           `json:"team_id" jsonschema:"description=The key's team (POST /team/new); null for none"`
+	OrganizationID      *string           `json:"organization_id" jsonschema:"description=The organization (POST /organization/new) the key spends through: its own for a key without a team\\, its team's for a key of a team; null for none"`
+	BudgetID            *string           `json:"budget_id" jsonschema:"description=The budget of /budget/new its max_budget and soft_budget and budget_duration and tpm_limit come from; null for its own"`
+	Blocked             bool              `json:"blocked" jsonschema:"description=The key refuses every request (POST /key/block or max_budget 0) until unblocked"`
+	Guardrails          []string          `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
+	MaxParallelRequests *int              `json:"max_parallel_requests" jsonschema:"description=Requests of the key in flight at once; null for no bound"`
+	Aliases             map[string]string `json:"aliases" jsonschema:"description=The key's own model names and the models they stand for ({} for none)"`
 	// ObjectPermission says which MCP servers the key may use.
 	ObjectPermission litellmObjectPermission `json:"object_permission"`
 	CreatedAt        time.Time               `json:"created_at"`
@@ -744,6 +749,8 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 				native[litellmFieldNames[name]] = json.RawMessage(`""`)
 			case update && name == "guardrails":
 				native[litellmFieldNames[name]] = json.RawMessage(`[]`)
+			case update && name == "aliases":
+				native[litellmFieldNames[name]] = json.RawMessage(`null`) // removed
 			case update:
 				native[litellmFieldNames[name]] = json.RawMessage(`0`)
 			}
@@ -936,6 +943,7 @@ var litellmNativeNames = []litellmName{
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"soft_budget_usd", "soft_budget"},
 	{"mcp_servers", "object_permission.mcp_servers"}, {"budget_id", "budget_id"},
 	{"model_max_budget", "model_max_budget"}, {"model_rpm_limit", "model_rpm_limit"}, {"model_tpm_limit", "model_tpm_limit"},
+	{"max_parallel_requests", "max_parallel_requests"}, {"aliases", "aliases"},
 }
 
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
@@ -1025,6 +1033,13 @@ func litellmInfoOf(vk virtualKey, teamOrgs map[string]string) litellmKeyInfo {
 	}
 	if info.Metadata == nil {
 		info.Metadata = map[string]any{}
+	}
+	info.Aliases = vk.Aliases
+	if info.Aliases == nil {
+		info.Aliases = map[string]string{}
+	}
+	if vk.MaxParallelRequests > 0 {
+		info.MaxParallelRequests = &vk.MaxParallelRequests
 	}
 	if vk.Name != "" {
 		info.KeyAlias = &vk.Name

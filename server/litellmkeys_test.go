@@ -258,7 +258,7 @@ func TestLiteLLMKeyFields(t *testing.T) {
 	// team_id names a team now (teams_test.go): one that does not exist is a 404 naming it.
 	wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, `{"team_id":"t1"}`), http.StatusNotFound, "team_id")
 	for _, field := range []string{`"key":"sk-chosen-1234"`, `"guardrails":["pii"]`, `"permissions":{"allow":"x"}`,
-		`"model_max_budget":{"gpt-4":1}`, `"max_parallel_requests":3`, `"aliases":{"a":"b"}`, `"tags":"x"`,
+		`"model_max_budget":{"gpt-4":1}`, `"aliases":{"a":"nope/none"}`, `"tags":"x"`,
 		`"blocked":"yes"`, `"bogus":1`} {
 		name := strings.Trim(strings.SplitN(field, ":", 2)[0], `"`)
 		wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, "{"+field+"}"), http.StatusBadRequest, name)

@@ -33,6 +33,8 @@ var litellmTeamFieldNames = map[string]string{
 	"blocked":         "blocked",
 	"organization_id": "organization_id",
 	"tags":            "tags",
+	// LiteLLM's team max_parallel_requests (its team_max_parallel_requests of a key).
+	"max_parallel_requests": "max_parallel_requests",
 }
 
 // litellmTeamNativeNames are teamRequest's field names and LiteLLM's, for the failures.
@@ -40,27 +42,29 @@ var litellmTeamNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"name", "team_alias"}, {"tokens_per_minute", "tpm_limit"},
 	{"requests_per_minute", "rpm_limit"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"blocked", "blocked"},
-	{"organization_id", "organization_id"}, {"tags", "tags"},
+	{"organization_id", "organization_id"}, {"tags", "tags"}, {"max_parallel_requests", "max_parallel_requests"},
 }
 
 // litellmTeam is a team as LiteLLM's /team/new, /team/update and /team/block describe one
 // (/team/list adds its keys' objects: litellmListedTeam).
 type litellmTeam struct {
-	TeamID           string                  `json:"team_id"`
-	TeamAlias        *string                 `json:"team_alias"`
-	Models           []string                `json:"models" jsonschema:"description=Empty: every model"`
-	MaxBudget        *float64                `json:"max_budget"`
-	BudgetDuration   *string                 `json:"budget_duration"`
-	BudgetResetAt    *time.Time              `json:"budget_reset_at"`
-	TPMLimit         *int64                  `json:"tpm_limit"`
-	RPMLimit         *int                    `json:"rpm_limit"`
-	Metadata         map[string]any          `json:"metadata"`
-	Blocked          bool                    `json:"blocked"`
-	Spend            float64                 `json:"spend" jsonschema:"description=USD the team's keys spent (in the current period with budget_duration)"`
-	CreatedAt        time.Time               `json:"created_at"`
-	Keys             []string                `json:"keys" jsonschema:"description=The tokens (vk_…) of the team's virtual keys"`
-	MembersWithRoles []litellmMemberWithRole `json:"members_with_roles" jsonschema:"description=The team's members (POST /team/member_add) with their roles"`
-	OrganizationID   *string                 `json:"organization_id" jsonschema:"description=The organization the team is in; null for none"`
+	TeamID         string     `json:"team_id"`
+	TeamAlias      *string    `json:"team_alias"`
+	Models         []string   `json:"models" jsonschema:"description=Empty: every model"`
+	MaxBudget      *float64   `json:"max_budget"`
+	BudgetDuration *string    `json:"budget_duration"`
+	BudgetResetAt  *time.Time `json:"budget_reset_at"`
+	TPMLimit       *int64     `json:"tpm_limit"`
+	RPMLimit       *int       `json:"rpm_limit"`
+	// MaxParallelRequests is the team's bound on its keys' requests in flight.
+	MaxParallelRequests *int                    `json:"max_parallel_requests" jsonschema:"description=Requests all the team's keys together may have in flight at once; null for no bound"`
+	Metadata            map[string]any          `json:"metadata"`
+	Blocked             bool                    `json:"blocked"`
+	Spend               float64                 `json:"spend" jsonschema:"description=USD the team's keys spent (in the current period with budget_duration)"`
+	CreatedAt           time.Time               `json:"created_at"`
+	Keys                []string                `json:"keys" jsonschema:"description=The tokens (vk_…) of the team's virtual keys"`
+	MembersWithRoles    []litellmMemberWithRole `json:"members_with_roles" jsonschema:"description=The team's members (POST /team/member_add) with their roles"`
+	OrganizationID      *string                 `json:"organization_id" jsonschema:"description=The organization the team is in; null for none"`
 }
 
 // litellmListedTeam is a team of GET /team/list as LiteLLM lists one: its keys are the key
@@ -104,17 +108,19 @@ type litellmTeamDeletion struct {
 // litellmTeamRequest documents LiteLLM's team request body (POST /team/new, and with
 // team_id POST /team/update); other LiteLLM fields are refused when they ask for something.
 type litellmTeamRequest struct {
-	TeamID         string         `json:"team_id,omitempty" jsonschema:"description=The team's id: on /team/new optional (one is made); on /team/update the team to change"`
-	TeamAlias      *string        `json:"team_alias,omitempty" jsonschema:"description=A label for the team"`
-	Models         []string       `json:"models,omitempty" jsonschema:"description=The models the team's keys may call; empty for every model"`
-	MaxBudget      *float64       `json:"max_budget,omitempty" jsonschema:"description=USD all the team's keys together may spend (per budget_duration); null for no bound"`
-	BudgetDuration *string        `json:"budget_duration,omitempty" jsonschema:"description=Period after which the team's spend starts again from zero (30d)"`
-	TPMLimit       *int64         `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute of all the team's keys"`
-	RPMLimit       *int           `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute of all the team's keys"`
-	Metadata       map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (at most 16 KiB of JSON)"`
-	Blocked        *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request"`
-	OrganizationID *string        `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (its models bound the team's; its account holds the team's keys' spend too); null on /team/update takes the team out"`
-	Tags           []string       `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags and answered there): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag; beside metadata with a tags label they win (the label is replaced by them\\, as on LiteLLM); null on /team/update removes them"`
+	TeamID         string   `json:"team_id,omitempty" jsonschema:"description=The team's id: on /team/new optional (one is made); on /team/update the team to change"`
+	TeamAlias      *string  `json:"team_alias,omitempty" jsonschema:"description=A label for the team"`
+	Models         []string `json:"models,omitempty" jsonschema:"description=The models the team's keys may call; empty for every model"`
+	MaxBudget      *float64 `json:"max_budget,omitempty" jsonschema:"description=USD all the team's keys together may spend (per budget_duration); null for no bound"`
+	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which the team's spend starts again from zero (30d)"`
+	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute of all the team's keys"`
+	RPMLimit       *int     `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute of all the team's keys"`
+	// MaxParallelRequests is LiteLLM's team max_parallel_requests.
+	MaxParallelRequests *int           `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests all the team's keys together may have in flight at once (each key's own max_parallel_requests still applying); one more is a 429 (Rate limit exceeded for team: … Limit type: max_parallel_requests …); null for no bound (0 is refused: LiteLLM's 0 blocks the team)"`
+	Metadata            map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (at most 16 KiB of JSON)"`
+	Blocked             *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request"`
+	OrganizationID      *string        `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (its models bound the team's; its account holds the team's keys' spend too); null on /team/update takes the team out"`
+	Tags                []string       `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags and answered there): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag; beside metadata with a tags label they win (the label is replaced by them\\, as on LiteLLM); null on /team/update removes them"`
 }
 
 // litellmTeamPath reports the team paths answered in LiteLLM's error envelope.
@@ -367,7 +373,7 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 			}
 			blocked = &v
 			native[to] = raw
-		case isZero && (name == "rpm_limit" || name == "tpm_limit"):
+		case isZero && (name == "rpm_limit" || name == "tpm_limit" || name == "max_parallel_requests"):
 			return nil, block, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the team send max_budget 0 or POST /team/block; null for no bound", name)
 		case name == "tags" && !isNull && !isStringList(raw):
 			return nil, block, litellmInvalid(name, "tags: must be a list of tags (strings), got %s", raw)
@@ -434,6 +440,9 @@ func litellmTeamOf(t team) litellmTeam {
 	}
 	if t.RequestsPerMinute > 0 {
 		out.RPMLimit = &t.RequestsPerMinute
+	}
+	if t.MaxParallelRequests > 0 {
+		out.MaxParallelRequests = &t.MaxParallelRequests
 	}
 	if t.BudgetDuration != "" {
 		out.BudgetDuration = &t.BudgetDuration

@@ -330,6 +330,10 @@ type keyScopeDoc struct {
 	// (a /key/update rewrites it); one written by a build before it lacks it, and the key's
 	// name is read with its tags (TagsRead) or else left empty until the key is next written.
 	KeyAlias string `json:"key_alias,omitempty"`
+	// MaxParallel is a virtual key's bound on its requests in flight (0: none).
+	MaxParallel int `json:"max_parallel,omitempty"`
+	// Aliases are a virtual key's own model names (LiteLLM's key aliases).
+	Aliases map[string]string `json:"aliases,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -425,14 +429,15 @@ func keyScopes(st *store.Store) ScopeResolver {
 				}
 			}
 			scope.MCPServers = s.MCPServers // Scope's MCP servers: /mcp and the mcp tools of /v1/responses
-			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID, Tags: s.Tags, KeyAlias: s.KeyAlias}
+			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID, Tags: s.Tags, KeyAlias: s.KeyAlias,
+				MaxParallel: s.MaxParallel, Aliases: s.Aliases}
 			org := s.OrganizationID // a key without a team; a team's key is in the team's
 			if s.TeamID != "" {
 				t, err := joinTeam(ctx, st, owner, s.TeamID, b)
 				if err != nil {
 					return nil, err
 				}
-				vk.Team, vk.TeamRPM = teamBudgetID(owner, s.TeamID), t.RequestsPerMinute
+				vk.Team, vk.TeamRPM, vk.TeamMaxParallel = teamBudgetID(owner, s.TeamID), t.RequestsPerMinute, t.MaxParallelRequests
 				vk.TeamAlias = t.Name // read with the team on every request: a rename applies at once
 				// The team's tags after the key's, read with the team on every request: a
 				// /team/update applies at once. A label an earlier build kept unchecked is left out.

@@ -138,6 +138,7 @@ type Server struct {
 	// request draws on (gatewayScope).
 	proxyBudget *completions.Budget
 	shared      *store.Counters        // Config.SharedLimits: request rates shared with the other processes
+	parallel    parallelLimiter        // virtual keys' and teams' requests in flight (max_parallel_requests)
 	direct      map[string]directRoute // mux pattern without wildcards -> its handler
 	// gateways: mux pattern of a gateway route -> its gateway and operation (handleGateway),
 	// to record a request refused before its handler runs (refuseBeforeHandler).
@@ -518,6 +519,16 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			info.principal, info.authenticated = p, true
 		} else {
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+		}
+		if virtual && (r.Method == http.MethodPost || pattern == "GET "+realtimePath) {
+			// Held until the handler returns: a stream to its end, a realtime session for
+			// its life. Taken before the rate, so a refused request uses none of it.
+			release, ae := s.takeParallel(w, vk)
+			if ae != nil {
+				s.refuseBeforeHandler(w, r, pattern, ae)
+				return
+			}
+			defer release()
 		}
 		if r.Method == http.MethodPost {
 			if ae := s.withinRate(w, p, vk, virtual); ae != nil {

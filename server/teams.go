@@ -39,16 +39,19 @@ const (
 
 // teamRequest is the body of POST /api/v1/teams (and, fields given, of PATCH).
 type teamRequest struct {
-	TeamID            string         `json:"team_id,omitempty" jsonschema:"description=The team's id (at most 128 letters or digits or . _ - :); absent: one is made (team_ and 16 hex digits)"`
-	Name              string         `json:"name,omitempty" jsonschema:"description=A label for the team (at most 256 characters): LiteLLM's team_alias"`
-	Models            []string       `json:"models,omitempty" jsonschema:"description=The models the team's keys may call (as models of POST /api/v1/keys); empty allows every model"`
-	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty" jsonschema:"description=USD all the team's keys together may spend (per budget_duration when set); 0 for no bound"`
-	BudgetDuration    string         `json:"budget_duration,omitempty" jsonschema:"description=Period after which the team's spend starts again from zero (30d); empty for all time"`
-	RequestsPerMinute int            `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute all the team's keys together may make; 0 for no bound"`
-	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens per minute all the team's keys' answers together may use; 0 for no bound"`
-	Metadata          map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (a JSON object of at most 16 KiB)"`
-	Blocked           bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request until set false"`
-	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (POST /organization/new makes one): its models bound the team's and its account holds the team's keys' spend too; empty for none"`
+	TeamID            string   `json:"team_id,omitempty" jsonschema:"description=The team's id (at most 128 letters or digits or . _ - :); absent: one is made (team_ and 16 hex digits)"`
+	Name              string   `json:"name,omitempty" jsonschema:"description=A label for the team (at most 256 characters): LiteLLM's team_alias"`
+	Models            []string `json:"models,omitempty" jsonschema:"description=The models the team's keys may call (as models of POST /api/v1/keys); empty allows every model"`
+	MaxBudgetUSD      float64  `json:"max_budget_usd,omitempty" jsonschema:"description=USD all the team's keys together may spend (per budget_duration when set); 0 for no bound"`
+	BudgetDuration    string   `json:"budget_duration,omitempty" jsonschema:"description=Period after which the team's spend starts again from zero (30d); empty for all time"`
+	RequestsPerMinute int      `json:"requests_per_minute,omitempty" jsonschema:"description=POST requests per minute all the team's keys together may make; 0 for no bound"`
+	TokensPerMinute   int64    `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens per minute all the team's keys' answers together may use; 0 for no bound"`
+	// MaxParallelRequests bounds the team's keys' requests in flight together (LiteLLM's
+	// team max_parallel_requests).
+	MaxParallelRequests int            `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests all the team's keys together may have in flight at once (LiteLLM's team max_parallel_requests; counted as a key's max_parallel_requests is\\, each key's own bound still applying); one more is a 429 naming the team; 0 for no bound (at most 100000)"`
+	Metadata            map[string]any `json:"metadata,omitempty" jsonschema:"description=Labels kept with the team (a JSON object of at most 16 KiB)"`
+	Blocked             bool           `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request until set false"`
+	OrganizationID      string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (POST /organization/new makes one): its models bound the team's and its account holds the team's keys' spend too; empty for none"`
 	// Tags are the team's tags, kept as metadata.tags (where LiteLLM's team-level tags are).
 	Tags []string `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag (at most 16 with a key's and the request's own); beside metadata with a tags label they win (the label is replaced by them); on PATCH they replace the team's tags alone (its other labels kept)\\, [] or null removes them"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
@@ -58,18 +61,20 @@ type teamRequest struct {
 
 // team describes a team.
 type team struct {
-	TeamID            string         `json:"team_id"`
-	Object            string         `json:"object" jsonschema:"description=Always team"`
-	Name              string         `json:"name,omitempty"`
-	Models            []string       `json:"models,omitempty"`
-	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty"`
-	BudgetDuration    string         `json:"budget_duration,omitempty"`
-	RequestsPerMinute int            `json:"requests_per_minute,omitempty"`
-	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty"`
-	Metadata          map[string]any `json:"metadata,omitempty"`
-	Blocked           bool           `json:"blocked,omitempty"`
-	BudgetBlock       bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /team/update lifts it"`
-	OrganizationID    string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in; absent for none"`
+	TeamID            string   `json:"team_id"`
+	Object            string   `json:"object" jsonschema:"description=Always team"`
+	Name              string   `json:"name,omitempty"`
+	Models            []string `json:"models,omitempty"`
+	MaxBudgetUSD      float64  `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string   `json:"budget_duration,omitempty"`
+	RequestsPerMinute int      `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64    `json:"tokens_per_minute,omitempty"`
+	// MaxParallelRequests is the team's bound on its keys' requests in flight (0: none).
+	MaxParallelRequests int            `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests all the team's keys together may have in flight at once; absent for no bound"`
+	Metadata            map[string]any `json:"metadata,omitempty"`
+	Blocked             bool           `json:"blocked,omitempty"`
+	BudgetBlock         bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /team/update lifts it"`
+	OrganizationID      string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in; absent for none"`
 	// Tags are the team's tags: its metadata.tags, answered apart and not stored apart.
 	Tags      []string  `json:"tags,omitempty" jsonschema:"description=The team's tags (its metadata.tags): every request of its keys carries them; absent for none"`
 	CreatedAt time.Time `json:"created_at"`
@@ -205,7 +210,8 @@ func checkTeamRequest(g *completions.Gateway, req teamRequest, checkModels bool)
 		return completions.BudgetLimits{}, err
 	}
 	l, err := checkKeyRequest(g, keyRequest{Name: req.Name, Models: req.Models, MaxBudgetUSD: req.MaxBudgetUSD, BudgetDuration: req.BudgetDuration,
-		RequestsPerMinute: req.RequestsPerMinute, TokensPerMinute: req.TokensPerMinute, Metadata: req.Metadata, Blocked: req.Blocked}, time.Now(), checkModels)
+		RequestsPerMinute: req.RequestsPerMinute, TokensPerMinute: req.TokensPerMinute, Metadata: req.Metadata, Blocked: req.Blocked,
+		MaxParallelRequests: req.MaxParallelRequests}, time.Now(), checkModels)
 	if err != nil {
 		return l, err
 	}
@@ -216,6 +222,7 @@ func checkTeamRequest(g *completions.Gateway, req teamRequest, checkModels bool)
 func (req teamRequest) applyTo(t *team, limits completions.BudgetLimits) {
 	t.Name, t.Models, t.MaxBudgetUSD, t.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	t.RequestsPerMinute, t.TokensPerMinute, t.Metadata, t.Blocked = req.RequestsPerMinute, req.TokensPerMinute, req.Metadata, req.Blocked
+	t.MaxParallelRequests = req.MaxParallelRequests
 	t.BudgetBlock = req.Blocked && req.budgetBlock
 	t.OrganizationID = req.OrganizationID
 	if len(t.Models) == 0 {
@@ -358,7 +365,7 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 			return err
 		}
 		req := teamRequest{TeamID: rec.TeamID, Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
-			RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute, Metadata: rec.Metadata, Blocked: rec.Blocked,
+			RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute, Metadata: rec.Metadata, Blocked: rec.Blocked, MaxParallelRequests: rec.MaxParallelRequests,
 			OrganizationID: rec.OrganizationID, budgetBlock: rec.BudgetBlock}
 		if _, ok := given["blocked"]; ok {
 			req.budgetBlock = false // blocked said outright (LiteLLM's max_budget 0 says it again in adjust)

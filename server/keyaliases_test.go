@@ -1,0 +1,118 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestKeyAliases: a key's aliases (/key/generate aliases, LiteLLM's key aliases) send its
+// requests naming one to the model it stands for — the key's models checked against that
+// model, as LiteLLM resolves an alias before its model check — while another key naming
+// the alias gets nothing; /key/info shows them, /key/update replaces them, null removes
+// them, and an alias standing for a model the server does not route to is a 400 naming
+// aliases.
+func TestKeyAliases(t *testing.T) {
+	up := &fakeOpenAIUpstream{}
+	hs, s := keysServerWith(t, nil, up, Config{APIKeys: []string{testKey, completionsOtherKey}})
+	r := do(t, s, "POST", "/key/generate", testKey, `{"models":["openai/ok"],"aliases":{"my-name":"openai/ok","cheap":"openai/other"}}`)
+	if r.status != 200 {
+		t.Fatalf("/key/generate: %d %s", r.status, r.raw)
+	}
+	key, id := r.body["key"].(string), r.body["token"].(string)
+	if info := do(t, s, "GET", "/key/info?key="+id, testKey, ""); !strings.Contains(info.raw, `"aliases":{"cheap":"openai/other","my-name":"openai/ok"}`) {
+		t.Errorf("/key/info: %s", info.raw)
+	}
+	resp, body := chatWith(t, hs, key, "my-name")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "Hello from ok") {
+		t.Fatalf("the alias my-name: %d %s", resp.StatusCode, body)
+	}
+	// cheap stands for a model the key's models do not allow: refused as that model is.
+	resp, body = chatWith(t, hs, key, "cheap")
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "openai/other") {
+		t.Errorf("the alias cheap (openai/other, not among the key's models): %d %s", resp.StatusCode, body)
+	}
+	other := issue(t, s, `{}`)
+	if resp, body := chatWith(t, hs, other.Key, "my-name"); resp.StatusCode == 200 {
+		t.Errorf("another key naming my-name: %d %s, want a refusal (not its alias)", resp.StatusCode, body)
+	}
+	// The native view, and /key/update replacing the map whole.
+	if vk := keyInfoOf(t, s, testKey, "/api/v1/keys/"+id); vk.Aliases["my-name"] != "openai/ok" {
+		t.Errorf("/api/v1/keys: aliases %v", vk.Aliases)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+id+`","aliases":{"fast":"openai/ok"}}`); r.status != 200 || !strings.Contains(r.raw, `"aliases":{"fast":"openai/ok"}`) {
+		t.Fatalf("/key/update aliases: %d %s", r.status, r.raw)
+	}
+	if resp, body := chatWith(t, hs, key, "fast"); resp.StatusCode != 200 {
+		t.Errorf("the new alias fast: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := chatWith(t, hs, key, "my-name"); resp.StatusCode == 200 {
+		t.Error("the replaced alias my-name still answers")
+	}
+	r = do(t, s, "POST", "/key/update", testKey, `{"key":"`+id+`","aliases":{"x":"nope/none"}}`)
+	if e, _ := r.body["error"].(map[string]any); r.status != 400 || e["param"] != "aliases" || !strings.Contains(r.raw, `aliases[\"x\"]`) {
+		t.Errorf("an alias of an unrouted model: %d %s, want 400 naming aliases", r.status, r.raw)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+id+`","aliases":null}`); r.status != 200 || !strings.Contains(r.raw, `"aliases":{}`) {
+		t.Errorf("/key/update aliases null: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+id, testKey, `{"aliases":{"a":"*"}}`); r.status != 422 || !strings.Contains(r.raw, "pattern") {
+		t.Errorf("PATCH an alias of a pattern: %d %s", r.status, r.raw)
+	}
+}
+
+// TestAliasedRequestForms: the request's model is rewritten wherever a surface takes it —
+// the JSON body's top-level model only (a nested "model" and the rest of the body as they
+// were), a multipart form's model field (the file part unchanged), the Gemini API's path
+// and the realtime query — and a request naming no alias is left as it is.
+func TestAliasedRequestForms(t *testing.T) {
+	aliases := map[string]string{"mine": "openai/ok"}
+	body := `{"messages":[{"role":"user","content":"x","model":"mine"}], "model" : "mine", "n":1}`
+	r, stop := aliasedRequest(httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)), aliases)
+	got, _ := io.ReadAll(r.Body)
+	stop()
+	if want := `{"messages":[{"role":"user","content":"x","model":"mine"}], "model" : "openai/ok", "n":1}`; string(got) != want || r.ContentLength != int64(len(want)) {
+		t.Errorf("JSON: %s (length %d), want %s", got, r.ContentLength, want)
+	}
+	r, stop = aliasedRequest(httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"other"}`)), aliases)
+	if got, _ := io.ReadAll(r.Body); string(got) != `{"model":"other"}` {
+		t.Errorf("JSON of no alias: %s", got)
+	}
+	stop()
+
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("file", "a.wav")
+	fw.Write([]byte("RIFF....audio"))
+	mw.WriteField("model", "mine")
+	mw.Close()
+	req := httptest.NewRequest("POST", "/v1/audio/transcriptions", &form)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	r, stop = aliasedRequest(req, aliases)
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := r.FormFile("file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	audio, _ := io.ReadAll(f)
+	if r.FormValue("model") != "openai/ok" || string(audio) != "RIFF....audio" {
+		t.Errorf("form: model %q, file %q", r.FormValue("model"), audio)
+	}
+	stop()
+
+	req = httptest.NewRequest("POST", "/v1beta/models/mine:generateContent", strings.NewReader(`{}`))
+	req.SetPathValue("model", "models/mine:generateContent")
+	if r, stop = aliasedRequest(req, aliases); r.PathValue("model") != "models/openai/ok:generateContent" {
+		t.Errorf("Gemini path: %q", r.PathValue("model"))
+	}
+	stop()
+	if r, _ = aliasedRequest(httptest.NewRequest("GET", "/v1/realtime?model=mine", nil), aliases); r.URL.Query().Get("model") != "openai/ok" {
+		t.Errorf("realtime query: %q", r.URL.RawQuery)
+	}
+}
