@@ -110,13 +110,16 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // aliasedJSON is body, a JSON object, with its top-level "model" replaced by the model
-// aliases says it stands for; ok is false (body unchanged) when it names none, or when
-// body is not a JSON object (the handler reports that).
+// aliases says it stands for (the last "model" given, the one decoding takes); ok is false
+// (body unchanged) when it names none, or when body is not a JSON object (the handler
+// reports that).
 func aliasedJSON(body []byte, aliases map[string]string) ([]byte, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return body, false
 	}
+	at := -1 // where the last "model" value starts
+	var model json.RawMessage
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -127,25 +130,22 @@ func aliasedJSON(body []byte, aliases map[string]string) ([]byte, bool) {
 		if err := dec.Decode(&v); err != nil {
 			return body, false
 		}
-		if tok != "model" {
-			continue
+		if tok == "model" {
+			at, model = int(start)+bytes.Index(body[start:dec.InputOffset()], v), v
 		}
-		var model string
-		if json.Unmarshal(v, &model) != nil {
-			return body, false
-		}
-		target, ok := aliases[model]
-		if !ok {
-			return body, false
-		}
-		end := dec.InputOffset()
-		at := int(start) + bytes.Index(body[start:end], v)
-		quoted, _ := json.Marshal(target)
-		out := make([]byte, 0, len(body)+len(quoted))
-		out = append(append(append(out, body[:at]...), quoted...), body[at+len(v):]...)
-		return out, true
 	}
-	return body, false
+	var name string
+	if at < 0 || json.Unmarshal(model, &name) != nil {
+		return body, false
+	}
+	target, ok := aliases[name]
+	if !ok {
+		return body, false
+	}
+	quoted, _ := json.Marshal(target)
+	out := make([]byte, 0, len(body)+len(quoted))
+	out = append(append(append(out, body[:at]...), quoted...), body[at+len(model):]...)
+	return out, true
 }
 
 // aliasedForm is r with its multipart form's model field replaced by the model aliases

@@ -83,6 +83,12 @@ func TestAliasedRequestForms(t *testing.T) {
 		t.Errorf("JSON of no alias: %s", got)
 	}
 	stop()
+	// A model given twice: decoding takes the last, and so does the rewrite.
+	r, stop = aliasedRequest(httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"other","model":"mine"}`)), aliases)
+	if got, _ := io.ReadAll(r.Body); string(got) != `{"model":"other","model":"openai/ok"}` {
+		t.Errorf("JSON with model twice: %s", got)
+	}
+	stop()
 
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)
