@@ -73,3 +73,24 @@ func TestKeyBudgetID(t *testing.T) {
 		t.Fatalf("leave the budget: %+v %v", vk, err)
 	}
 }
+
+// TestKeyMaxParallelRequestsAndAliases: the Go client sets, reads and changes (0 and an
+// empty map remove) a virtual key's max_parallel_requests and aliases, and the server's
+// refusal of an alias of a model it does not route to reaches it as a 422 naming aliases.
+func TestKeyMaxParallelRequestsAndAliases(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{Models: []string{"openai/gpt-4o-mini"}, MaxParallelRequests: 3, Aliases: map[string]string{"mini": "openai/gpt-4o-mini"}})
+	if err != nil || vk.MaxParallelRequests != 3 || vk.Aliases["mini"] != "openai/gpt-4o-mini" {
+		t.Fatalf("issue: %+v %v", vk, err)
+	}
+	zero := 0
+	got, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{MaxParallelRequests: &zero, Aliases: map[string]string{}})
+	if err != nil || got.MaxParallelRequests != 0 || got.Aliases != nil {
+		t.Fatalf("update: %+v %v", got, err)
+	}
+	var apiErr *client.Error
+	if _, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{Aliases: map[string]string{"x": "nope/none"}}); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnprocessableEntity || !strings.Contains(apiErr.Message, "aliases") {
+		t.Fatalf("an alias of an unrouted model: %v", err)
+	}
+}

@@ -27,6 +27,12 @@ type KeyRequest struct {
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
 	// TokensPerMinute bounds the tokens its answers use per minute, per server process.
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
+	// MaxParallelRequests bounds its requests in flight at once (LiteLLM's
+	// max_parallel_requests): one more is a 429 until one ends; 0 for no bound.
+	MaxParallelRequests int `json:"max_parallel_requests,omitempty"`
+	// Aliases are the key's own model names (LiteLLM's key aliases): a request of the key
+	// naming one is sent to the model it stands for, which Models must allow.
+	Aliases map[string]string `json:"aliases,omitempty"`
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Metadata are labels kept and shown with the key (a JSON object of at most 16 KiB).
@@ -79,15 +85,18 @@ type VirtualKey struct {
 	Key string `json:"key,omitempty"`
 	// Name, Models, MaxBudgetUSD, BudgetDuration, MaxTokens, MaxRequests and
 	// RequestsPerMinute are the key's limits, as KeyRequest describes them.
-	Name              string    `json:"name,omitempty"`
-	Models            []string  `json:"models,omitempty"`
-	MaxBudgetUSD      float64   `json:"max_budget_usd,omitempty"`
-	BudgetDuration    string    `json:"budget_duration,omitempty"`
-	MaxTokens         int64     `json:"max_tokens,omitempty"`
-	MaxRequests       int64     `json:"max_requests,omitempty"`
-	RequestsPerMinute int       `json:"requests_per_minute,omitempty"`
-	TokensPerMinute   int64     `json:"tokens_per_minute,omitempty"`
-	CreatedAt         time.Time `json:"created_at"`
+	Name              string   `json:"name,omitempty"`
+	Models            []string `json:"models,omitempty"`
+	MaxBudgetUSD      float64  `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string   `json:"budget_duration,omitempty"`
+	MaxTokens         int64    `json:"max_tokens,omitempty"`
+	MaxRequests       int64    `json:"max_requests,omitempty"`
+	RequestsPerMinute int      `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64    `json:"tokens_per_minute,omitempty"`
+	// MaxParallelRequests and Aliases are the key's, as KeyRequest describes them.
+	MaxParallelRequests int               `json:"max_parallel_requests,omitempty"`
+	Aliases             map[string]string `json:"aliases,omitempty"`
+	CreatedAt           time.Time         `json:"created_at"`
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Expired: the key is past ExpiresAt and refused.
@@ -239,6 +248,10 @@ type KeyUpdate struct {
 	RequestsPerMinute *int
 	TokensPerMinute   *int64
 	ExpiresAt         *time.Time
+	// MaxParallelRequests replaces the key's bound when not nil (0 removes it).
+	MaxParallelRequests *int
+	// Aliases replaces the key's aliases whole when not nil; empty (non-nil) removes them.
+	Aliases map[string]string
 	// Models replaces the key's list when not nil; empty (non-nil) allows every model.
 	Models []string
 	// ClearExpiry removes the key's expiry.
@@ -296,6 +309,8 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("max_requests", u.MaxRequests, u.MaxRequests != nil)
 		set("requests_per_minute", u.RequestsPerMinute, u.RequestsPerMinute != nil)
 		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
+		set("max_parallel_requests", u.MaxParallelRequests, u.MaxParallelRequests != nil)
+		set("aliases", u.Aliases, u.Aliases != nil)
 		set("expires_at", u.ExpiresAt, u.ExpiresAt != nil)
 		set("expires_at", nil, u.ClearExpiry)
 		set("metadata", u.Metadata, u.Metadata != nil)

@@ -24,6 +24,9 @@ type TeamRequest struct {
 	// RequestsPerMinute and TokensPerMinute bound all the team's keys together.
 	RequestsPerMinute int   `json:"requests_per_minute,omitempty"`
 	TokensPerMinute   int64 `json:"tokens_per_minute,omitempty"`
+	// MaxParallelRequests bounds all the team's keys' requests in flight together
+	// (LiteLLM's team max_parallel_requests); 0 for no bound.
+	MaxParallelRequests int `json:"max_parallel_requests,omitempty"`
 	// Metadata are labels kept with the team.
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Blocked creates the team with every key refused until unblocked.
@@ -44,14 +47,16 @@ type Team struct {
 	TeamID string `json:"team_id"`
 	// Name, Models, MaxBudgetUSD, BudgetDuration, RequestsPerMinute, TokensPerMinute,
 	// Metadata and Blocked are as TeamRequest describes them.
-	Name              string         `json:"name,omitempty"`
-	Models            []string       `json:"models,omitempty"`
-	MaxBudgetUSD      float64        `json:"max_budget_usd,omitempty"`
-	BudgetDuration    string         `json:"budget_duration,omitempty"`
-	RequestsPerMinute int            `json:"requests_per_minute,omitempty"`
-	TokensPerMinute   int64          `json:"tokens_per_minute,omitempty"`
-	Metadata          map[string]any `json:"metadata,omitempty"`
-	Blocked           bool           `json:"blocked,omitempty"`
+	Name              string   `json:"name,omitempty"`
+	Models            []string `json:"models,omitempty"`
+	MaxBudgetUSD      float64  `json:"max_budget_usd,omitempty"`
+	BudgetDuration    string   `json:"budget_duration,omitempty"`
+	RequestsPerMinute int      `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   int64    `json:"tokens_per_minute,omitempty"`
+	// MaxParallelRequests is the team's bound on its keys' requests in flight (0: none).
+	MaxParallelRequests int            `json:"max_parallel_requests,omitempty"`
+	Metadata            map[string]any `json:"metadata,omitempty"`
+	Blocked             bool           `json:"blocked,omitempty"`
 	// OrganizationID is the organization the team is in; empty for none.
 	OrganizationID string    `json:"organization_id,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`
@@ -74,6 +79,8 @@ type TeamUpdate struct {
 	RequestsPerMinute *int
 	TokensPerMinute   *int64
 	Blocked           *bool
+	// MaxParallelRequests replaces the team's bound when not nil (0 removes it).
+	MaxParallelRequests *int
 	// OrganizationID moves the team into that organization when not nil; "" takes it out.
 	OrganizationID *string
 	// Models replaces the team's list when not nil; empty (non-nil) allows every model.
@@ -141,6 +148,7 @@ func (c *Client) UpdateTeam(ctx context.Context, id string, u *TeamUpdate) (*Tea
 		set("budget_duration", u.BudgetDuration, u.BudgetDuration != nil)
 		set("requests_per_minute", u.RequestsPerMinute, u.RequestsPerMinute != nil)
 		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
+		set("max_parallel_requests", u.MaxParallelRequests, u.MaxParallelRequests != nil)
 		set("metadata", u.Metadata, u.Metadata != nil)
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("organization_id", u.OrganizationID, u.OrganizationID != nil)

@@ -66,3 +66,18 @@ func TestTeamsAgainstServer(t *testing.T) {
 		t.Fatalf("a key of a deleted team: %v", err)
 	}
 }
+
+// TestTeamMaxParallelRequestsField: the Go client sets, reads and removes (0) a team's
+// max_parallel_requests.
+func TestTeamMaxParallelRequestsField(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	tm, err := c.CreateTeam(ctx, &client.TeamRequest{TeamID: "crew", MaxParallelRequests: 4})
+	if err != nil || tm.MaxParallelRequests != 4 {
+		t.Fatalf("create %+v %v", tm, err)
+	}
+	zero := 0
+	if tm, err = c.UpdateTeam(ctx, "crew", &client.TeamUpdate{MaxParallelRequests: &zero}); err != nil || tm.MaxParallelRequests != 0 {
+		t.Fatalf("update %+v %v", tm, err)
+	}
+}
