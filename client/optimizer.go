@@ -37,6 +37,9 @@ type OptimizeRequest struct {
 	OverallTimeoutSeconds int    `json:"overall_timeout_seconds,omitempty"`
 	LLMCallTimeoutSeconds int    `json:"llm_call_timeout_seconds,omitempty"`
 	SandboxTimeoutSeconds int    `json:"sandbox_timeout_seconds,omitempty"`
+	// Seed, when set, draws the job's train/held-out split and minibatches (a Switchyard
+	// extension, as DSPy optimizers take one); nil takes the server's (42). Results report it.
+	Seed *uint64 `json:"seed,omitempty"`
 }
 
 // OptimizationJob is the answer to a submission.
@@ -155,6 +158,9 @@ type OptimizationResult struct {
 	ProposerPrompt  string `json:"proposer_prompt,omitempty"`
 	OriginalPrompt  string `json:"original_prompt"`
 	OptimizedPrompt string `json:"optimized_prompt"`
+	// Metric names what the scores measure: the METRIC eval.py declares (e.g.
+	// "exact_match"), else "eval.py:score"; "" from servers before it was reported.
+	Metric string `json:"metric,omitempty"`
 	// BaselineScore is the original agent's train-split score (iteration 0); nil when the
 	// job ended before it was measured.
 	BaselineScore *float64 `json:"baseline_score,omitempty"`

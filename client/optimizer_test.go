@@ -124,7 +124,8 @@ func TestAgentOptimizerAgainstServer(t *testing.T) {
 	if _, err := o.Status(ctx); err == nil {
 		t.Fatal("status without a job id")
 	}
-	job, err := o.Submit(ctx, &client.OptimizeRequest{InputURL: bundles + "/bundle.zip", TargetModel: "openai/gpt-4o-mini", NIterations: 4})
+	seed := uint64(11)
+	job, err := o.Submit(ctx, &client.OptimizeRequest{InputURL: bundles + "/bundle.zip", TargetModel: "openai/gpt-4o-mini", NIterations: 4, Seed: &seed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +160,9 @@ func TestAgentOptimizerAgainstServer(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.AgentCodeURL, c.BaseURL()+"/api/v1/artifacts/") {
 		t.Fatalf("agent code URL %q", r.AgentCodeURL)
+	}
+	if r.Seed == nil || *r.Seed != seed || r.Metric == "" {
+		t.Errorf("seed %v metric %q, want the submitted 11 and a metric name", r.Seed, r.Metric)
 	}
 	// The usage split and each kept iteration's paired test reach the client.
 	if r.Usage.TaskSource == "" || r.Usage.Task.Tokens+r.Usage.Proposer.Tokens != r.Tokens {
@@ -238,13 +242,12 @@ func TestAgentOptimizerErrorsAndCancel(t *testing.T) {
 		t.Fatalf("results of an interrupted job: %v", err)
 	}
 
-	// A bundle that cannot be fetched fails the job with a message.
-	if _, err := o.Submit(ctx, &client.OptimizeRequest{InputURL: bundles + "/missing.zip", TargetModel: "openai/gpt-4o-mini"}); err != nil {
-		t.Fatal(err)
-	}
-	st, err = o.Wait(ctx, 10*time.Millisecond)
-	if err != nil || st.Status != "failed" || !strings.Contains(st.ErrorMessage, "404") {
-		t.Fatalf("missing bundle: %+v %v", st, err)
+	// A bundle that cannot be fetched is a 400 at submit naming input_url; no job is made,
+	// so the optimizer still remembers the previous one.
+	prev := o.JobID()
+	_, err = o.Submit(ctx, &client.OptimizeRequest{InputURL: bundles + "/missing.zip", TargetModel: "openai/gpt-4o-mini"})
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.HasPrefix(ae.Message, "input_url: the bundle could not be fetched") || !strings.Contains(ae.Message, "404") || o.JobID() != prev {
+		t.Fatalf("missing bundle: %v (job %s, was %s)", err, o.JobID(), prev)
 	}
 	o.UseJob("no-such-job")
 	if _, err := o.Status(ctx); !errors.Is(err, client.ErrNotFound) {

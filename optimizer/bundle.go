@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,33 @@ type Bundle struct {
 	Agent *AgentSource
 	// Rows is dataset.json, in file order.
 	Rows []sandbox.Row
+	// Metric names eval.py's score: the METRIC string it declares, else DefaultMetric.
+	Metric string
+}
+
+// DefaultMetric names the metric of an eval.py that declares no METRIC: its score function.
+const DefaultMetric = "eval.py:score"
+
+// MaxMetricName is the longest METRIC name kept; a longer one is cut.
+const MaxMetricName = 100
+
+// metricAssign finds eval.py's top-level METRIC = "name" (optionally annotated).
+var metricAssign = regexp.MustCompile(`(?m)^METRIC[ \t]*(?::[^=\n]*)?=[ \t]*`)
+
+// metricName is the name eval.py gives its metric with a top-level METRIC = "exact_match"
+// (a plain string literal, first line, at most MaxMetricName bytes), else DefaultMetric. A
+// METRIC that is not a string literal (a DSPy metric function assigned to it) names nothing.
+func metricName(eval []byte) string {
+	loc := metricAssign.FindIndex(eval)
+	if loc == nil {
+		return DefaultMetric
+	}
+	v, _, err := parsePythonString(eval[loc[1]:])
+	v, _, _ = strings.Cut(strings.TrimSpace(v), "\n")
+	if v = strings.TrimSpace(strings.ToValidUTF8(v, "")); err != nil || v == "" {
+		return DefaultMetric
+	}
+	return strings.ToValidUTF8(truncateText(v, MaxMetricName), "")
 }
 
 // ReadBundle checks a ZIP bundle and returns its parts. The ZIP is refused for entries that
@@ -164,7 +192,7 @@ func ReadBundle(zipData []byte) (*Bundle, error) {
 		return nil, err
 	}
 	delete(files, "dataset.json")
-	return &Bundle{Files: files, Agent: agent, Rows: rows}, nil
+	return &Bundle{Files: files, Agent: agent, Rows: rows, Metric: metricName(files["eval.py"])}, nil
 }
 
 // checkEntryName refuses names that could escape the extraction directory (zip slip).
@@ -228,13 +256,25 @@ func commonFolder(entries []bundleEntry) string {
 	return top + "/"
 }
 
-// parseDataset reads dataset.json: an array of {input, answer} strings.
+// parseDataset reads dataset.json: an array of {input, answer} strings. Its errors name
+// the row and key at fault, and say what the file is when it is not an array: empty, JSON
+// Lines (one object per line, as DSPy and Hugging Face exports often are), or an object
+// holding the rows under a key.
 func parseDataset(data []byte) ([]sandbox.Row, error) {
-	var raw []map[string]json.RawMessage
+	const shape = "must be a JSON array of objects with \"input\" and \"answer\" strings"
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, bundleErr("dataset.json", "is empty; it %s (at least %d rows)", shape, MinDatasetRows)
+	}
+	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, bundleErr("dataset.json", "must be a JSON array of objects with \"input\" and \"answer\" strings")
+		switch {
+		case isJSONLines(data):
+			return nil, bundleErr("dataset.json", "holds one JSON object per line (JSON Lines); it %s: put the rows in [ ] separated by commas", shape)
+		case errors.As(err, &te) && te.Value == "object":
+			return nil, bundleErr("dataset.json", "is a JSON object%s; it %s", objectKeys(data), shape)
+		case errors.As(err, &te):
+			return nil, bundleErr("dataset.json", "is a JSON %s; it %s", te.Value, shape)
 		}
 		return nil, bundleErr("dataset.json", "is not valid JSON: %v", err)
 	}
@@ -245,9 +285,10 @@ func parseDataset(data []byte) ([]sandbox.Row, error) {
 		return nil, bundleErr("dataset.json", "has %d rows; at most %d are allowed", len(raw), sandbox.MaxRows)
 	}
 	rows := make([]sandbox.Row, len(raw))
-	for i, obj := range raw {
-		if obj == nil {
-			return nil, bundleErr("dataset.json", "row %d (counting from 0) must be an object with \"input\" and \"answer\" strings", i)
+	for i, r := range raw {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
+			return nil, bundleErr("dataset.json", "row %d (counting from 0) must be an object with \"input\" and \"answer\" strings, got %s", i, jsonKind(r))
 		}
 		for _, field := range []string{"input", "answer"} {
 			v, ok := obj[field]
@@ -255,8 +296,8 @@ func parseDataset(data []byte) ([]sandbox.Row, error) {
 			if !ok {
 				return nil, bundleErr("dataset.json", "row %d has no %q%s", i, field, rowKeys(obj, field))
 			}
-			if err := json.Unmarshal(v, &s); err != nil {
-				return nil, bundleErr("dataset.json", "row %d: %q must be a string", i, field)
+			if err := json.Unmarshal(v, &s); err != nil || string(bytes.TrimSpace(v)) == "null" {
+				return nil, bundleErr("dataset.json", "row %d: %q must be a string, got %s", i, field, jsonKind(v))
 			}
 			if field == "input" {
 				rows[i].Input = s
@@ -266,6 +307,57 @@ func parseDataset(data []byte) ([]sandbox.Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// jsonKind names the JSON type of v ("a number", "an array", "null", ...).
+func jsonKind(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// isJSONLines reports whether data is two or more JSON values, one per line.
+func isJSONLines(data []byte) bool {
+	n := 0
+	for line := range bytes.Lines(data) {
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		if !json.Valid(line) {
+			return false
+		}
+		n++
+	}
+	return n > 1
+}
+
+// objectKeys names the keys of a dataset.json that is an object, pointing at one holding an
+// array (the rows, as in {"examples": [...]}).
+func objectKeys(data []byte) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil || len(obj) == 0 {
+		return ""
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if v := bytes.TrimSpace(obj[k]); len(v) > 0 && v[0] == '[' {
+			return fmt.Sprintf(" (the rows look to be under %q: make that array the whole file)", truncateKey(k))
+		}
+	}
+	return ""
 }
 
 // rowKeys says which keys a dataset row has, for the error of one without "input" or

@@ -65,6 +65,27 @@ func bundleErr(file, format string, args ...any) error {
 	return &BundleError{File: file, Problem: fmt.Sprintf(format, args...)}
 }
 
+// SubmitError is Submit's answer to a bundle that could not be fetched or is unusable: the
+// submission's input_url is at fault, for the reason Err gives (File "bundle" for the fetch
+// or the ZIP itself). It matches ErrBundle; no job was made.
+type SubmitError struct {
+	Err *BundleError
+}
+
+// Field is the submission field at fault: input_url.
+func (e *SubmitError) Field() string { return "input_url" }
+
+// Error implements error: "input_url: invalid bundle: dataset.json: row 3 has no ...".
+func (e *SubmitError) Error() string {
+	if e.Err.File == "bundle" {
+		return "input_url: the bundle " + e.Err.Problem
+	}
+	return "input_url: invalid bundle: " + e.Err.Error()
+}
+
+// Unwrap returns the *BundleError.
+func (e *SubmitError) Unwrap() error { return e.Err }
+
 // NotFinishedError is returned by Results for a job that is still queued or running. It
 // matches ErrNotFinished.
 type NotFinishedError struct {

@@ -54,6 +54,10 @@ type Request struct {
 	OverallTimeout time.Duration
 	LLMCallTimeout time.Duration
 	SandboxTimeout time.Duration
+	// Seed, when set, draws this job's train/held-out split and minibatches (as a DSPy
+	// optimizer's seed does); nil takes the service's (WithSeed, default DefaultSeed). The
+	// same bundle, seed and model answers give the same job.
+	Seed *uint64
 }
 
 // Validate reports whether Submit would accept r (with the spec's messages); r is not
@@ -186,6 +190,9 @@ type ModelResult struct {
 	// proposer reports one.
 	ProposerPrompt string `json:"proposer_prompt,omitempty"`
 	OriginalPrompt string `json:"original_prompt"`
+	// Metric names what the scores measure (extension): the METRIC eval.py declares (e.g.
+	// "exact_match"), else DefaultMetric. Absent in results of jobs run before it.
+	Metric string `json:"metric,omitempty" jsonschema:"description=what the scores measure: the METRIC name eval.py declares (e.g. exact_match) or eval.py:score"`
 	// OptimizedPrompt is the best prompt found (the original when nothing beat it).
 	OptimizedPrompt string `json:"optimized_prompt"`
 	// BaselineScore is the original agent's mean score on the train split (iteration 0);
@@ -284,12 +291,14 @@ type job struct {
 	// GuardedURLs records that the process that accepted the job refused local URLs (no
 	// --allow-local-urls): the job's URLs are then fetched guarded wherever it runs. Records
 	// from before it follow the running process's setting.
-	GuardedURLs      bool        `json:"guarded_urls,omitempty"`
-	TargetModels     []string    `json:"target_models"`
-	NIterations      int         `json:"n_iterations"`
-	OverallTimeout   Duration    `json:"overall_timeout"`
-	LLMCallTimeout   Duration    `json:"llm_call_timeout"`
-	SandboxTimeout   Duration    `json:"sandbox_timeout"`
+	GuardedURLs    bool     `json:"guarded_urls,omitempty"`
+	TargetModels   []string `json:"target_models"`
+	NIterations    int      `json:"n_iterations"`
+	OverallTimeout Duration `json:"overall_timeout"`
+	LLMCallTimeout Duration `json:"llm_call_timeout"`
+	SandboxTimeout Duration `json:"sandbox_timeout"`
+	// Seed is the submission's seed (Request.Seed); nil: the running service's.
+	Seed             *uint64     `json:"seed,omitempty"`
 	Status           Status      `json:"status"`
 	ErrorMessage     string      `json:"error_message,omitempty"`
 	CurrentModel     string      `json:"current_model,omitempty"`

@@ -148,7 +148,7 @@ func (s *Service) execute(ctx context.Context, j *job) error {
 		}
 		return err
 	}
-	train, test := Split(b.Rows, s.seed)
+	train, test := Split(b.Rows, s.seedOf(j))
 	for _, model := range j.TargetModels {
 		mctx, end := s.stage(ctx, "optimize "+model, attribute.String("gen_ai.request.model", model))
 		err := s.optimizeModel(mctx, j, b, train, test, model)
@@ -173,8 +173,8 @@ type candidate struct {
 func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, test []sandbox.Row, model string) (err error) {
 	j.Results = append(j.Results, storedRes{ModelResult: ModelResult{
 		Model: model, Optimizer: j.Optimizer, ProposerPrompt: s.proposerPromptVersion(),
-		OriginalPrompt: b.Agent.Prompt(), OptimizedPrompt: b.Agent.Prompt(),
-		TrainRows: len(train), TestRows: len(test), Seed: &s.seed,
+		OriginalPrompt: b.Agent.Prompt(), OptimizedPrompt: b.Agent.Prompt(), Metric: b.Metric,
+		TrainRows: len(train), TestRows: len(test), Seed: new(s.seedOf(j)),
 		History: []Iteration{},
 	}})
 	res := &j.Results[len(j.Results)-1]
@@ -316,7 +316,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 		}
 		start := time.Now()
 		it := Iteration{Iteration: i}
-		mb, whole := s.drawMinibatch(best, uint64(i))
+		mb, whole := s.drawMinibatch(best, s.seedOf(j), uint64(i))
 		if !whole {
 			it.MinibatchRows = len(mb)
 		}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -488,9 +489,36 @@ func TestFailures(t *testing.T) {
 		e.start(t)
 		files := bundleFiles(t)
 		files["eval.py"] = []byte("def scoring(a, b):\n    return 1.0\n")
-		sub, _ := e.svc.Submit(context.Background(), "alice", request(serveBytes(t, zipFiles(t, files)), 3))
+		_, err := e.svc.Submit(context.Background(), "alice", request(serveBytes(t, zipFiles(t, files)), 3))
+		var se *SubmitError
+		if !errors.As(err, &se) || !errors.Is(err, ErrBundle) || !strings.Contains(err.Error(), "eval.py") || !strings.Contains(err.Error(), "score") {
+			t.Fatalf("err = %v, want a *SubmitError naming eval.py", err)
+		}
+	})
+	t.Run("bundle broken after submit", func(t *testing.T) {
+		// Checked at submit, fetched again when the job starts: a bundle no longer usable
+		// then fails the job with the reason.
+		e := newEnv(t, &fakeRunner{}, nil)
+		good := zipFiles(t, bundleFiles(t))
+		files := bundleFiles(t)
+		files["eval.py"] = []byte("def scoring(a, b):\n    return 1.0\n")
+		bad := zipFiles(t, files)
+		var fetches atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if fetches.Add(1) == 1 {
+				w.Write(good)
+				return
+			}
+			w.Write(bad)
+		}))
+		t.Cleanup(srv.Close)
+		sub, err := e.svc.Submit(context.Background(), "alice", request(srv.URL, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.start(t)
 		st := waitFor(t, e.svc, sub.JobID)
-		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "eval.py") || !strings.Contains(st.ErrorMessage, "score") {
+		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "invalid bundle: eval.py") {
 			t.Fatalf("status %+v", st)
 		}
 	})
@@ -498,10 +526,10 @@ func TestFailures(t *testing.T) {
 		e := newEnv(t, &fakeRunner{}, nil)
 		e.svc.fetcher = &fetch.Fetcher{} // guard on: a loopback URL is refused
 		e.start(t)
-		sub, _ := e.svc.Submit(context.Background(), "alice", request(e.url, 3))
-		st := waitFor(t, e.svc, sub.JobID)
-		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "input_url") {
-			t.Fatalf("status %+v", st)
+		_, err := e.svc.Submit(context.Background(), "alice", request(e.url, 3))
+		var se *SubmitError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "input_url: the bundle could not be fetched") {
+			t.Fatalf("err = %v", err)
 		}
 	})
 }
@@ -715,7 +743,9 @@ func TestScoresAbsentUntilMeasured(t *testing.T) {
 // fetches its bundle with the SSRF guard in whichever process runs it; such a process also
 // refuses file:// and other schemes at submit.
 func TestGuardedSubmitStaysGuarded(t *testing.T) {
-	strict := newEnv(t, &fakeRunner{}, nil, WithFetcher(&fetch.Fetcher{}))
+	// The strict process checks the bundle at submit through a transport the guard trusts
+	// (a test's stand-in for a public URL); the guard itself is on.
+	strict := newEnv(t, &fakeRunner{}, nil, WithFetcher(&fetch.Fetcher{Client: &http.Client{Transport: trustedTransport{}}}))
 	for in, want := range map[string]string{
 		"file:///tmp/b.zip":       "file:// URLs are not allowed",
 		"ftp://example.com/b.zip": "must start with http:// or https://",
@@ -752,4 +782,11 @@ func TestSecondStart(t *testing.T) {
 	if err := e.svc.Start(context.Background()); !errors.Is(err, ErrStarted) {
 		t.Errorf("second Start: %v", err)
 	}
+}
+
+// trustedTransport is http.DefaultTransport behind a type the fetch guard does not inspect.
+type trustedTransport struct{}
+
+func (trustedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return http.DefaultTransport.RoundTrip(r)
 }

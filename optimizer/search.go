@@ -27,8 +27,8 @@ import (
 //     joins the Pareto pool shown to the proposer.
 
 // minibatch returns the sorted indices of the train rows the candidates of iteration salt
-// first run on, and whether they are the whole split.
-func (s *Service) drawMinibatch(best *candidate, salt uint64) (idx []int, whole bool) {
+// first run on, drawn with the job's seed, and whether they are the whole split.
+func (s *Service) drawMinibatch(best *candidate, seed, salt uint64) (idx []int, whole bool) {
 	n := len(best.scores)
 	size := min(s.minibatch, (n+1)/2)
 	if size >= n || size < 1 {
@@ -46,7 +46,7 @@ func (s *Service) drawMinibatch(best *candidate, salt uint64) (idx []int, whole 
 			right = append(right, i)
 		}
 	}
-	rng := rand.New(rand.NewPCG(s.seed, salt))
+	rng := rand.New(rand.NewPCG(seed, salt))
 	rng.Shuffle(len(wrong), func(a, b int) { wrong[a], wrong[b] = wrong[b], wrong[a] })
 	rng.Shuffle(len(right), func(a, b int) { right[a], right[b] = right[b], right[a] })
 	nWrong := min(len(wrong), max(1, size*3/4), s.maxFailures)

@@ -197,7 +197,7 @@ func TestMinibatch(t *testing.T) {
 		{"22 rows", mk(make([]float64, 22)...), 8, 0, false},
 		{"1 row", mk(0), 1, 0, true},
 	} {
-		idx, whole := s.drawMinibatch(tc.best, 1)
+		idx, whole := s.drawMinibatch(tc.best, s.seed, 1)
 		if len(idx) != tc.size || whole != tc.whole || !slices.IsSorted(idx) {
 			t.Errorf("%s: %v whole=%v", tc.name, idx, whole)
 		}
@@ -218,7 +218,7 @@ func TestMinibatch(t *testing.T) {
 	for i := range 90 {
 		scores[i] = 1
 	}
-	idx, _ := s.drawMinibatch(mk(scores...), 2)
+	idx, _ := s.drawMinibatch(mk(scores...), s.seed, 2)
 	wrong := 0
 	for _, i := range idx {
 		if scores[i] < 1 {

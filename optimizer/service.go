@@ -195,8 +195,8 @@ func WithSandboxConcurrency(n int) Option { return func(s *Service) { s.concurre
 // WithAcceptance sets the acceptance rule (default DefaultAcceptance).
 func WithAcceptance(r AcceptanceRule) Option { return func(s *Service) { s.rule = r } }
 
-// WithSeed sets the seed of the train/test split and of the failing-row samples (default
-// DefaultSeed).
+// WithSeed sets the seed of the train/test split and of the failing-row samples of jobs
+// submitted without one of their own (Request.Seed; default DefaultSeed).
 func WithSeed(seed uint64) Option { return func(s *Service) { s.seed = seed } }
 
 // WithSearch sets how each iteration searches: up to candidates proposals (the proposer is
@@ -473,8 +473,12 @@ func (s *Service) Close(ctx context.Context) error {
 }
 
 // Submit validates req and queues a job for owner. Validation errors are
-// *ValidationError values carrying the spec's messages; the bundle itself is fetched and
-// checked by the job (a bad bundle ends the job failed with an error_message). An owner
+// *ValidationError values carrying the spec's messages. The bundle is then fetched and
+// checked (ReadBundle: the ZIP, agent.py, eval.py and every row of dataset.json) before
+// anything is stored: a bundle that cannot be fetched or is unusable answers a *SubmitError
+// (matching ErrBundle) naming input_url, the file and the row, and no job is made. The job
+// fetches the bundle again when it starts (a bundle changed meanwhile that is no longer
+// usable ends it failed with an error_message). An owner
 // who already has the per-owner number of jobs queued or running gets a *JobLimitError; a
 // full queue answers ErrQueueFull; a closed service, one whose Start failed, or one whose
 // Start context ended, answers ErrClosed.
@@ -497,6 +501,9 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 				return nil, invalid("target_models", "target_models[%d]: the gateway cannot route %q: %v", i, m, err)
 			}
 		}
+	}
+	if err := s.checkBundle(ctx, req.InputURL); err != nil {
+		return nil, err
 	}
 	id, err := newID("opt_")
 	if err != nil {
@@ -571,6 +578,27 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	return &Submitted{JobID: id, Status: StatusQueued, Version: s.version}, nil
 }
 
+// checkBundle fetches the bundle at u as a job would (guarded unless this process allows
+// local URLs) and checks it with ReadBundle, so that a bad one is refused at submit rather
+// than failing the job once queued.
+func (s *Service) checkBundle(ctx context.Context, u string) error {
+	data, err := s.fetcher.Get(ctx, u)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &SubmitError{Err: &BundleError{File: "bundle", Problem: fmt.Sprintf("could not be fetched: %v", err)}}
+	}
+	if _, err := ReadBundle(data); err != nil {
+		var be *BundleError
+		if errors.As(err, &be) {
+			return &SubmitError{Err: be}
+		}
+		return err
+	}
+	return nil
+}
+
 // compactQueueLocked drops from the queue the ids of jobs cancelled or deleted while
 // queued (no longer active; jobqueue.Compact). s.mu is held; every send to the queue is
 // made under it, so everything taken out goes back.
@@ -603,8 +631,16 @@ func (s *Service) newJob(id, owner string, req *Request) *job {
 		ID: id, Owner: owner, Version: s.version, Optimizer: req.Optimizer, InputURL: req.InputURL, GuardedURLs: !s.fetcher.AllowLocal,
 		TargetModels: append([]string(nil), req.TargetModels...), NIterations: req.NIterations,
 		OverallTimeout: Duration(req.OverallTimeout), LLMCallTimeout: Duration(req.LLMCallTimeout),
-		SandboxTimeout: Duration(req.SandboxTimeout), Status: StatusQueued, CreatedAt: s.now().UTC(),
+		SandboxTimeout: Duration(req.SandboxTimeout), Seed: req.Seed, Status: StatusQueued, CreatedAt: s.now().UTC(),
 	}
+}
+
+// seedOf is the seed of job j's split and minibatches: its own, else the service's.
+func (s *Service) seedOf(j *job) uint64 {
+	if j.Seed != nil {
+		return *j.Seed
+	}
+	return s.seed
 }
 
 // activeLocked counts owner's queued and running jobs; s.mu is held.

@@ -46,6 +46,32 @@ type optimizeRequest struct {
 	LLMCallTimeoutSeconds *specNumber `json:"llm_call_timeout_seconds,omitempty" jsonschema:"minimum=30,maximum=600,default=300"`
 	// SandboxTimeoutSeconds bounds each sandbox benchmark run (default 600).
 	SandboxTimeoutSeconds *specNumber `json:"sandbox_timeout_seconds,omitempty" jsonschema:"minimum=60,maximum=1800,default=600"`
+	// Seed draws the job's train/held-out split and minibatches (extension; DSPy's
+	// optimizers take one too); absent: the server's (42). Results report it.
+	Seed *seedNumber `json:"seed,omitempty" jsonschema:"minimum=0,description=extension: seed of the job's 70/30 split and minibatch draws (default 42); the same bundle and seed give the same split"`
+}
+
+// seedNumber is the JSON number given as seed, as written: the handler checks it is an
+// integer 0 to 2^64-1 (a float64 would round large seeds).
+type seedNumber string
+
+// UnmarshalJSON implements json.Unmarshaler: any JSON number; anything else is a
+// *json.UnmarshalTypeError, worded as every field's wrong type.
+func (n *seedNumber) UnmarshalJSON(b []byte) error {
+	if k := jsontext.Value(b).Kind(); k != '0' {
+		return &json.UnmarshalTypeError{Value: kindName(k), Type: reflect.TypeFor[uint64]()}
+	}
+	*n = seedNumber(b)
+	return nil
+}
+
+// value is the seed, or a 422 naming seed for a number that is not one.
+func (n seedNumber) value() (uint64, error) {
+	v, err := strconv.ParseUint(string(n), 10, 64)
+	if err != nil {
+		return 0, Validation(http.StatusUnprocessableEntity, "seed must be an integer from 0 to %d, got %s", uint64(math.MaxUint64), string(n))
+	}
+	return v, nil
 }
 
 // specNumber is a JSON number of any size: one beyond float64 decodes as ±Inf (or 0), for
@@ -72,7 +98,7 @@ func (n *specNumber) UnmarshalJSON(b []byte) error {
 
 // JSONSchemaExtend documents the bounded numbers as the integers they must be.
 func (optimizeRequest) JSONSchemaExtend(s *jsonschema.Schema) {
-	for _, name := range []string{"n_iterations", "overall_timeout_seconds", "llm_call_timeout_seconds", "sandbox_timeout_seconds"} {
+	for _, name := range []string{"n_iterations", "overall_timeout_seconds", "llm_call_timeout_seconds", "sandbox_timeout_seconds", "seed"} {
 		if p, ok := s.Properties.Get(name); ok {
 			p.Type = "integer"
 		}
@@ -131,6 +157,7 @@ func Optimizer(svc *optimizer.Service) Option {
 			Request: optimizeRequest{}, Response: optimizer.Submitted{}, Status: http.StatusAccepted, Tags: tags,
 			Errors: map[int]string{
 				422: "validation error: agentopt requires input_url / agentopt requires target_models / n_iterations must be 1-50 / overall_timeout_seconds must be 300-7200 / …",
+				400: "the bundle at input_url could not be fetched or is unusable (the message names the file and the row: input_url: invalid bundle: dataset.json: row 3 has no \"answer\" …); no job is made",
 				429: "this key has its limit of optimization jobs queued or running (Retry-After)",
 			}},
 			func(w http.ResponseWriter, r *http.Request) error { return handleOptimize(svc, w, r) })
@@ -236,6 +263,13 @@ func handleOptimize(svc *optimizer.Service, w http.ResponseWriter, r *http.Reque
 		}
 		*b.into = time.Duration(n) * time.Second
 	}
+	if body.Seed != nil {
+		v, err := body.Seed.value()
+		if err != nil {
+			return err
+		}
+		req.Seed = &v
+	}
 	// The spec's messages for the other fields come first; a body that is otherwise valid
 	// must still name its optimizer.
 	if err := req.Validate(); err != nil {
@@ -257,9 +291,16 @@ func optimizerError(err error) *APIError {
 	var ve *optimizer.ValidationError
 	var nf *optimizer.NotFinishedError
 	var fe *optimizer.FinishedError
+	var se *optimizer.SubmitError
 	switch {
 	case errors.Is(err, optimizer.ErrInvalid) && errors.As(err, &ve):
 		return Validation(http.StatusUnprocessableEntity, "%s", ve.Message)
+	case errors.As(err, &se):
+		// The body is well formed; the bundle it points at is not usable: 400, as for a bad
+		// uploaded file, naming input_url, the file and the row.
+		e := Validation(http.StatusBadRequest, "%s", userMessage(se))
+		e.Param = se.Field()
+		return e
 	case errors.As(err, &nf):
 		e := Errorf(http.StatusConflict, KindConflict, "%s", userMessage(nf))
 		e.Extra = map[string]any{"status": nf.Status, "job_id": nf.JobID}

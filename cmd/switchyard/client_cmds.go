@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -328,6 +330,15 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	noWait := fs.Bool("no-wait", false, "submit the job and print its id without waiting")
 	jobID := fs.String("job", "", "follow an existing optimization job instead of submitting one")
 	cancel := fs.Bool("cancel", false, "with --job: cancel that job")
+	var seed *uint64
+	fs.Func("seed", "seed of the job's 70/30 split and minibatch draws, 0 to 2^64-1 (server default 42); the same bundle and seed give the same split", func(v string) error {
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("must be an integer from 0 to %d", uint64(math.MaxUint64))
+		}
+		seed = &n
+		return nil
+	})
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -363,6 +374,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		job, err := o.Submit(ctx, &client.OptimizeRequest{
 			InputURL: *bundle, TargetModels: models, NIterations: *iters,
 			OverallTimeoutSeconds: *overall, LLMCallTimeoutSeconds: *llmTimeout, SandboxTimeoutSeconds: *sandboxTimeout,
+			Seed: seed,
 		})
 		if err != nil {
 			return err

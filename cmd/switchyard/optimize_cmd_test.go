@@ -158,6 +158,20 @@ func TestOptimizeCommand(t *testing.T) {
 		t.Fatalf("follow: %d\n%s\n%s", code, out, errOut)
 	}
 
+	// --seed draws the split; the summary names it and the metric eval.py declares.
+	code, out, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "1", "--seed", "9", "--poll", "20ms")
+	if code != 0 || !strings.Contains(out, "held-out 6 rows, seed 9)") || !regexp.MustCompile(`(?m)^  metric\s+exact_match  \(mean per row, 0-1\)$`).MatchString(out) {
+		t.Fatalf("seed: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, _, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--seed", "-1"); code == 0 || !strings.Contains(errOut, "-seed: must be an integer from 0 to 18446744073709551615") {
+		t.Fatalf("bad seed: %d %s", code, errOut)
+	}
+	// A bundle the server cannot fetch (or use) is refused at submit, naming input_url.
+	code, _, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles+"/missing.zip", "--model", "openai/gpt-4o-mini")
+	if code != 1 || !strings.Contains(errOut, "input_url: the bundle could not be fetched") {
+		t.Fatalf("missing bundle: %d %s", code, errOut)
+	}
+
 	// Cancel a running job: following it then ends with status 1 and the interruption.
 	code, out, _ = cli(t, "optimize", "--url", url, "--bundle", bundles+"/slow.zip", "--model", "openai/gpt-4o-mini", "--no-wait")
 	slow := strings.TrimSpace(out)

@@ -131,6 +131,9 @@ func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *c
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		if r.Metric != "" {
+			fmt.Fprintf(tw, "  metric\t%s  (mean per row, 0-1)\n", r.Metric)
+		}
 		trainRows, heldOut := "", "held-out 30%"
 		if r.TrainRows > 0 && r.TestRows > 0 {
 			trainRows = fmt.Sprintf(", %d rows", r.TrainRows)

@@ -466,17 +466,22 @@ class AgentOptimizer:
                n_iterations: Optional[int] = None, overall_timeout_seconds: Optional[int] = None,
                llm_call_timeout_seconds: Optional[int] = None,
                sandbox_timeout_seconds: Optional[int] = None,
-               optimizer: str = "agentopt") -> Dict[str, Any]:
+               optimizer: str = "agentopt", seed: Optional[int] = None) -> Dict[str, Any]:
         """Submits a bundle URL (ZIP with agent.py, eval.py, dataset.json) for one target
         model (or a list of them) and remembers the new job's id; when the server refuses
         it (ValidationError, RateLimitError, ServerError, ...) the remembered id stays as it
-        was, since no new job exists."""
+        was, since no new job exists. The server checks the bundle first: one it cannot
+        fetch or use (a dataset.json row without ``input`` or ``answer``, ...) is a
+        BadRequestError (400) naming the file and row. ``seed`` (a Switchyard extension, as
+        DSPy optimizers take one) draws the job's train/held-out split and minibatches
+        (server default 42); results report it as ``seed``, and ``metric`` names what the
+        scores measure."""
         models = [target_model] if isinstance(target_model, str) else list(target_model)
         body = _drop_none({
             "optimizer": optimizer, "input_url": input_url, "target_models": models,
             "n_iterations": n_iterations, "overall_timeout_seconds": overall_timeout_seconds,
             "llm_call_timeout_seconds": llm_call_timeout_seconds,
-            "sandbox_timeout_seconds": sandbox_timeout_seconds,
+            "sandbox_timeout_seconds": sandbox_timeout_seconds, "seed": seed,
         })
         job = self.client.request("POST", "/api/v1/optimize", body=body)
         self.job_id = job["job_id"]

@@ -67,6 +67,8 @@ class FakeHandler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(type(self).sse_body.encode())
             return
+        if self.path == "/api/v1/optimize":  # echoes the body as the job's version
+            return self._json(202, {"job_id": "opt_1", "status": "queued", "version": json.dumps(body, sort_keys=True)})
         if self.path == "/api/v1/routers/predict":
             if len(body["inputs"]) > 500:
                 return self._json(422, {"error": "Validation Error", "message": "inputs: at most 500"})
@@ -166,6 +168,17 @@ class OfflineTest(unittest.TestCase):
         self.assertIn("cancelled", st["error_message"])
         with self.assertRaises(switchyard.ConflictError):
             tr.cancel("tj_done")
+
+    def test_optimize_submit_seed(self):
+        opt = switchyard.AgentOptimizer(self.client)
+        job = opt.submit("https://b.example/b.zip", "openai/gpt-4o-mini", n_iterations=3, seed=7)
+        self.assertEqual(opt.job_id, "opt_1")
+        self.assertEqual(json.loads(job["version"]), {"optimizer": "agentopt", "input_url": "https://b.example/b.zip",
+                                                      "target_models": ["openai/gpt-4o-mini"], "n_iterations": 3, "seed": 7})
+        job = opt.submit("https://b.example/b.zip", "openai/gpt-4o-mini", seed=0)
+        self.assertEqual(json.loads(job["version"])["seed"], 0)
+        job = opt.submit("https://b.example/b.zip", "openai/gpt-4o-mini")
+        self.assertNotIn("seed", json.loads(job["version"]))
 
     def test_missing_ids_and_typed_errors(self):
         with self.assertRaises(switchyard.MissingIdError):

@@ -395,19 +395,20 @@ class ServerTest(unittest.TestCase):
     @needs("optimizer")
     @unittest.skipUnless(DATA, "set SWITCHYARD_TEST_DATA_URL to a base URL the server can fetch from")
     def test_optimizer_failed_bundle(self):
-        opt = switchyard.AgentOptimizer(self.client)
-        job = opt.submit(DATA + "/no-such-bundle.zip", "openai/gpt-4o-mini", n_iterations=1)
-        self.assertEqual(job["status"], "queued")
-        self.assertEqual(opt.job_id, job["job_id"])
-        st = opt.wait(poll_every=0.2, timeout=60)
-        self.assertEqual(st["status"], "failed")
-        self.assertTrue(st.get("error_message"))
+        # The server fetches and checks the bundle at submit: one it cannot fetch is a 400
+        # naming input_url, no job is made and the remembered id stays.
+        opt = switchyard.AgentOptimizer(self.client, job_id="opt_previous")
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            opt.submit(DATA + "/no-such-bundle.zip", "openai/gpt-4o-mini", n_iterations=1)
+        self.assertEqual(cm.exception.status, 400)
+        self.assertTrue(cm.exception.message.startswith("input_url: the bundle could not be fetched"), cm.exception.message)
+        self.assertEqual(opt.job_id, "opt_previous")
 
     @needs("optimizer")
     @unittest.skipUnless(BUNDLES, "set SWITCHYARD_TEST_BUNDLE_URL to where test bundles are served")
     def test_optimizer_flow(self):
         opt = switchyard.AgentOptimizer(self.client)
-        job = opt.submit(BUNDLES + "/bundle.zip", "openai/gpt-4o-mini", n_iterations=2)
+        job = opt.submit(BUNDLES + "/bundle.zip", "openai/gpt-4o-mini", n_iterations=2, seed=5)
         seen = []
         st = opt.wait(poll_every=0.1, timeout=60, on_status=lambda s: seen.append(s["status"]))
         self.assertEqual(st["status"], "completed", st.get("error_message"))
@@ -420,6 +421,7 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(len(r["history"]), 3)  # the baseline and two variants
         self.assertGreaterEqual(r["train_score"], r["baseline_score"])
         self.assertTrue(r["agent_code_url"])
+        self.assertEqual((r["seed"], r["metric"]), (5, "exact_match"))  # the example eval.py's METRIC
 
         # A job still running: results are a 409; cancel interrupts it.
         opt.submit(BUNDLES + "/slow.zip", "openai/gpt-4o-mini", n_iterations=1)

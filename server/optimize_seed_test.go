@@ -1,0 +1,101 @@
+package server
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/optimizer"
+	"github.com/switchyard-ai/switchyard/sandbox"
+)
+
+// serveBundle serves a ZIP of examples/agent-bundle's agent.py and eval.py with dataset as
+// its dataset.json and returns its URL.
+func serveBundle(t *testing.T, dataset string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, n := range []string{"agent.py", "eval.py"} {
+		b, err := os.ReadFile(filepath.Join("..", "examples", "agent-bundle", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := zw.Create(n)
+		w.Write(b)
+	}
+	w, _ := zw.Create("dataset.json")
+	w.Write([]byte(dataset))
+	zw.Close()
+	data := buf.Bytes()
+	bs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(data) }))
+	t.Cleanup(bs.Close)
+	return bs.URL + "/bundle.zip"
+}
+
+// TestOptimizeSubmitRefusesBadDataset: a bundle whose dataset.json the job could not use is
+// a 400 at submit naming input_url, the file and the row; no job is made. A good one queues.
+func TestOptimizeSubmitRefusesBadDataset(t *testing.T) {
+	e := optimizeServer(t, fakeAgentRunner{block: func(sandbox.Job) bool { return true }})
+	rows := `{"input":"a","answer":"b"},{"input":"a","answer":"b"},{"input":"a","answer":"b"},{"input":"a","answer":"b"},{"input":"a","answer":"b"},` +
+		`{"input":"a","answer":"b"},{"input":"a","answer":"b"},{"input":"a","answer":"b"},{"input":"a","answer":"b"},{"input":"a","answer":"b"}`
+	for name, c := range map[string]struct{ dataset, want string }{
+		"not JSON":   {"[{input: a}]", "input_url: invalid bundle: dataset.json: is not valid JSON"},
+		"wrong type": {`{"rows": [` + rows + `]}`, `input_url: invalid bundle: dataset.json: is a JSON object (the rows look to be under "rows"`},
+		"empty":      {"[]", "input_url: invalid bundle: dataset.json: has 0 rows; at least 10 are required"},
+		"no answer":  {"[" + rows + `,{"input":"x","label":"y"}]`, `input_url: invalid bundle: dataset.json: row 10 has no "answer" (its keys: "input", "label"; rename "label" to "answer")`},
+	} {
+		r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+serveBundle(t, c.dataset)+`","target_models":["scripted/task"]}`)
+		if r.status != http.StatusBadRequest || !strings.HasPrefix(r.body["message"].(string), c.want) {
+			t.Errorf("%s: %d %s, want 400 %q", name, r.status, r.raw, c.want)
+		}
+	}
+	r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"http://127.0.0.1:1/gone.zip","target_models":["scripted/task"]}`)
+	if r.status != http.StatusBadRequest || !strings.Contains(r.raw, "input_url: the bundle could not be fetched") {
+		t.Errorf("unreachable bundle: %d %s", r.status, r.raw)
+	}
+	if r := e.call(t, "GET", "/api/v1/optimize/jobs", testKey, ""); r.status != 200 || len(r.body["data"].([]any)) != 0 {
+		t.Fatalf("jobs after refusals: %d %s", r.status, r.raw)
+	}
+	r = e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+e.url+`","target_models":["scripted/task"]}`)
+	if r.status != http.StatusAccepted || r.body["status"] != "queued" {
+		t.Fatalf("good bundle: %d %s", r.status, r.raw)
+	}
+}
+
+// TestOptimizeSeedAndMetric: the submit body's seed (extension) draws the job's split and
+// is reported in its results with the metric eval.py names; a seed that is not a
+// non-negative integer is a 422 naming it.
+func TestOptimizeSeedAndMetric(t *testing.T) {
+	e := optimizeServer(t, fakeAgentRunner{})
+	for _, bad := range []string{`-1`, `1.5`, `"7"`} {
+		r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+e.url+`","target_models":["scripted/task"],"seed":`+bad+`}`)
+		if r.status != 422 || !strings.Contains(r.raw, "seed") {
+			t.Errorf("seed %s: %d %s", bad, r.status, r.raw)
+		}
+	}
+	for _, seed := range []uint64{7, math.MaxUint64} { // the largest is kept exact, not rounded as a float
+		r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+e.url+`","target_models":["scripted/task"],"n_iterations":1,"seed":`+strconv.FormatUint(seed, 10)+`}`)
+		if r.status != 202 {
+			t.Fatalf("submit: %d %s", r.status, r.raw)
+		}
+		id := r.body["job_id"].(string)
+		e.wait(t, id)
+		r = e.call(t, "GET", "/api/v1/optimize/results?job_id="+id, testKey, "")
+		var res optimizer.Results
+		if err := json.Unmarshal([]byte(r.raw), &res); err != nil || len(res.Results) != 1 {
+			t.Fatalf("results: %s %v", r.raw, err)
+		}
+		m := res.Results[0]
+		if m.Seed == nil || *m.Seed != seed || m.Metric != "exact_match" {
+			t.Errorf("seed %v metric %q, want %d and exact_match (examples/agent-bundle/eval.py)", m.Seed, m.Metric, seed)
+		}
+	}
+}
