@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -252,6 +253,41 @@ func (o *AgentOptimizer) Submit(ctx context.Context, req *OptimizeRequest) (*Opt
 	}
 	o.UseJob(job.JobID)
 	return &job, nil
+}
+
+// MaxAgentCodeBytes bounds what AgentCode reads (a bundle's whole content is at most
+// 50 MiB; agent.py is part of it).
+const MaxAgentCodeBytes = 50 << 20
+
+// AgentCode downloads the best agent.py of result r (from Results): the submitted agent
+// with the winning prompt in its EDITABLE section, ready to run. The URL is the
+// credential, so it is fetched without the client's API key (which never leaves for a
+// --public-url host). A result without agent_code_url (the job ended before its baseline)
+// is an error matching ErrMissingID, and no request is sent.
+func (o *AgentOptimizer) AgentCode(ctx context.Context, r *OptimizationResult) ([]byte, error) {
+	if r == nil || r.AgentCodeURL == "" {
+		return nil, fmt.Errorf("client: AgentCode: the result has no agent_code_url (the job ended before its baseline was measured): %w", ErrMissingID)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.AgentCodeURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("client: AgentCode: %w", err)
+	}
+	if o.c.ua != "" {
+		req.Header.Set("User-Agent", o.c.ua)
+	}
+	resp, err := o.c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	code, err := io.ReadAll(io.LimitReader(resp.Body, MaxAgentCodeBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("client: AgentCode: reading %s: %w", r.AgentCodeURL, err)
+	}
+	if len(code) > MaxAgentCodeBytes {
+		return nil, fmt.Errorf("client: AgentCode: %s is larger than %d bytes", r.AgentCodeURL, MaxAgentCodeBytes)
+	}
+	return code, nil
 }
 
 // Status returns the live state of the remembered job.

@@ -200,6 +200,47 @@ func TestAgentCodeURLServesTheBestAgent(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(code), "Queues include") || !strings.Contains(string(code), "def run_batch") {
 		t.Fatalf("agent code %s: %d %s", res.Results[0].AgentCodeURL, resp.StatusCode, code)
 	}
+	// AgentCode downloads the same file; a result without a URL is ErrMissingID.
+	got, err := o.AgentCode(ctx, &res.Results[0])
+	if err != nil || string(got) != string(code) {
+		t.Fatalf("AgentCode: %v\n%s", err, got)
+	}
+	if _, err := o.AgentCode(ctx, &client.OptimizationResult{}); !errors.Is(err, client.ErrMissingID) {
+		t.Errorf("AgentCode without a URL: %v", err)
+	}
+}
+
+// TestAgentCodeSendsNoKey: the artifact URL is the credential; the API key is not sent
+// with it (it may point at another host, --public-url).
+func TestAgentCodeSendsNoKey(t *testing.T) {
+	var auth []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = append(auth, r.Header.Get("Authorization"))
+		if r.URL.Path == "/gone/agent.py" {
+			w.WriteHeader(404)
+			w.Write([]byte(`{"error":"Not Found","message":"no artifact has this token"}`))
+			return
+		}
+		w.Write([]byte("SYSTEM_PROMPT = 'x'\n"))
+	}))
+	defer ts.Close()
+	c, err := client.New(client.WithBaseURL(ts.URL), client.WithAPIKey("secret-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.AgentOptimizer()
+	code, err := o.AgentCode(context.Background(), &client.OptimizationResult{AgentCodeURL: ts.URL + "/a/agent.py"})
+	if err != nil || string(code) != "SYSTEM_PROMPT = 'x'\n" {
+		t.Fatalf("AgentCode: %q %v", code, err)
+	}
+	if _, err := o.AgentCode(context.Background(), &client.OptimizationResult{AgentCodeURL: ts.URL + "/gone/agent.py"}); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("a gone artifact: %v", err)
+	}
+	for _, a := range auth {
+		if a != "" {
+			t.Errorf("Authorization %q sent with the artifact URL", a)
+		}
+	}
 }
 
 func TestAgentOptimizerErrorsAndCancel(t *testing.T) {

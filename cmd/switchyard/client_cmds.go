@@ -330,6 +330,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	noWait := fs.Bool("no-wait", false, "submit the job and print its id without waiting")
 	jobID := fs.String("job", "", "follow an existing optimization job instead of submitting one")
 	cancel := fs.Bool("cancel", false, "with --job: cancel that job")
+	saveAgent := fs.String("save-agent", "", "write the best agent.py to this file once the job ends (with several --model, one file each: the model is added before the extension)")
 	var seed *uint64
 	fs.Func("seed", "seed of the job's 70/30 split and minibatch draws, 0 to 2^64-1 (server default 42); the same bundle and seed give the same split", func(v string) error {
 		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
@@ -412,8 +413,40 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else {
 		writeOptimizationSummary(stdout, last, res)
 	}
+	if *saveAgent != "" {
+		if err := saveBestAgents(ctx, o, res, *saveAgent, stderr); err != nil {
+			return err
+		}
+	}
 	if last.Status == client.OptimizeInterrupted {
 		return fmt.Errorf("optimization job %s was interrupted: %s (the best result so far is shown above)", last.JobID, last.ErrorMessage)
+	}
+	return nil
+}
+
+// saveBestAgents writes the best agent.py of each result to path: as is for one result,
+// else with the model added before the extension (agent.openai_gpt-4o-mini.py). A result
+// without agent_code_url (the job ended before its baseline) is skipped with a note.
+func saveBestAgents(ctx context.Context, o *client.AgentOptimizer, res *client.OptimizationResults, path string, stderr io.Writer) error {
+	for i := range res.Results {
+		r := &res.Results[i]
+		if r.AgentCodeURL == "" {
+			fmt.Fprintf(stderr, "no best agent.py for %s (the job ended before its baseline)\n", r.Model)
+			continue
+		}
+		code, err := o.AgentCode(ctx, r)
+		if err != nil {
+			return fmt.Errorf("downloading the best agent.py of %s: %w", r.Model, err)
+		}
+		out := path
+		if len(res.Results) > 1 {
+			ext := filepath.Ext(path)
+			out = strings.TrimSuffix(path, ext) + "." + strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(r.Model) + ext
+		}
+		if err := os.WriteFile(out, code, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "best agent.py of %s written to %s\n", r.Model, out)
 	}
 	return nil
 }

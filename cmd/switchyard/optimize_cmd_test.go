@@ -8,10 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/fetch"
@@ -98,11 +101,28 @@ func bundleServer(t *testing.T) string {
 	return ts.URL
 }
 
-// optimizerOption is the real optimizer service with the scripted runner and proposer.
-func optimizerOption(t *testing.T, st *store.Store) server.Option {
-	svc, err := optimizer.New(st, scriptedRunner{}, scriptedProposer{},
+// publicFront is the base of artifact links (--public-url) for a test server whose URL is
+// known only once it runs: a front that forwards to the URL forward is given, as a proxy
+// would.
+func publicFront(t *testing.T) (front string, forward func(target string)) {
+	var backend atomic.Pointer[httputil.ReverseProxy]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { backend.Load().ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	return srv.URL, func(target string) {
+		u, err := neturl.Parse(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		backend.Store(httputil.NewSingleHostReverseProxy(u))
+	}
+}
+
+// optimizerOption is the real optimizer service with the scripted runner and proposer,
+// with opts added.
+func optimizerOption(t *testing.T, st *store.Store, opts ...optimizer.Option) server.Option {
+	svc, err := optimizer.New(st, scriptedRunner{}, scriptedProposer{}, append([]optimizer.Option{
 		optimizer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
-		optimizer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		optimizer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +135,11 @@ func optimizerOption(t *testing.T, st *store.Store) server.Option {
 func TestOptimizeCommand(t *testing.T) {
 	bundles := bundleServer(t)
 
-	url := cliServer(t, func(st *store.Store) []server.Option { return []server.Option{optimizerOption(t, st)} })
+	front, forward := publicFront(t)
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		return []server.Option{optimizerOption(t, st, optimizer.WithPublicURL(front))}
+	})
+	forward(url)
 	t.Setenv("SERVICE_API_KEY", cliKey)
 	code, out, errOut := cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "4", "--poll", "20ms")
 	if code != 0 {
@@ -158,10 +182,22 @@ func TestOptimizeCommand(t *testing.T) {
 		t.Fatalf("follow: %d\n%s\n%s", code, out, errOut)
 	}
 
-	// --seed draws the split; the summary names it and the metric eval.py declares.
-	code, out, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "1", "--seed", "9", "--poll", "20ms")
+	// --seed draws the split; the summary names it and the metric eval.py declares;
+	// --save-agent writes the best agent.py.
+	saved := filepath.Join(t.TempDir(), "best.py")
+	code, out, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--iterations", "1", "--seed", "9", "--poll", "20ms", "--save-agent", saved)
 	if code != 0 || !strings.Contains(out, "held-out 6 rows, seed 9)") || !regexp.MustCompile(`(?m)^  metric\s+exact_match  \(mean per row, 0-1\)$`).MatchString(out) {
 		t.Fatalf("seed: %d\n%s\n%s", code, out, errOut)
+	}
+	if b, err := os.ReadFile(saved); err != nil || !strings.Contains(string(b), "def run_batch") || !strings.Contains(errOut, "best agent.py of openai/gpt-4o-mini written to "+saved) {
+		t.Fatalf("--save-agent: %v\n%s\n%s", err, b, errOut)
+	}
+	// With several target models, one file each.
+	code, _, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini,openai/gpt-4o", "--iterations", "1", "--poll", "20ms", "--save-agent", saved)
+	for _, m := range []string{"openai_gpt-4o-mini", "openai_gpt-4o"} {
+		if _, err := os.Stat(strings.TrimSuffix(saved, ".py") + "." + m + ".py"); code != 0 || err != nil {
+			t.Fatalf("--save-agent, two models: %d %v\n%s", code, err, errOut)
+		}
 	}
 	if code, _, errOut = cli(t, "optimize", "--url", url, "--bundle", bundles+"/bundle.zip", "--model", "openai/gpt-4o-mini", "--seed", "-1"); code == 0 || !strings.Contains(errOut, "-seed: must be an integer from 0 to 18446744073709551615") {
 		t.Fatalf("bad seed: %d %s", code, errOut)

@@ -22,6 +22,7 @@ import (
 	"github.com/switchyard-ai/switchyard/deployments"
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/optimizer"
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
@@ -258,6 +259,7 @@ func runPythonSuiteAllCapabilities(t *testing.T, py string) {
 	t.Helper()
 	up := fakeClientsUpstream(t)
 	var spend server.Option
+	front, forward := publicFront(t) // agent_code_url's base (agent_code() downloads it)
 	url := cliServer(t, func(st *store.Store) []server.Option {
 		svc, err := trainer.New(st, trainer.WithFetcher(&fetch.Fetcher{AllowLocal: true}),
 			trainer.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
@@ -293,10 +295,11 @@ func runPythonSuiteAllCapabilities(t *testing.T, py string) {
 			server.CustomRouters(svc),
 			server.ModelSelection(routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})),
 			server.Completions(gw),
-			optimizerOption(t, st),
+			optimizerOption(t, st, optimizer.WithPublicURL(front)),
 			batchesOption(t, st),
 		}
 	})
+	forward(url)
 	data := httptest.NewServer(http.FileServer(http.Dir(filepath.Join("..", "..", "examples", "data"))))
 	defer data.Close()
 	runPythonSuite(t, py,

@@ -92,8 +92,10 @@ class Client:
     def _open(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
               body: Any = None, accept: str = "application/json",
               raw: Optional[bytes] = None, content_type: Optional[str] = None,
-              headers: Optional[Mapping[str, str]] = None):
-        url = self.base_url + path
+              headers: Optional[Mapping[str, str]] = None, public_url: Optional[str] = None):
+        # public_url: a whole URL that is its own credential (an artifact link), fetched
+        # without the API key, which must not leave for another host.
+        url = public_url or self.base_url + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
         data = None
@@ -107,7 +109,7 @@ class Client:
         elif raw is not None:
             data = raw
             headers["Content-Type"] = content_type or "application/octet-stream"
-        if self.api_key:
+        if self.api_key and not public_url:
             headers["Authorization"] = "Bearer " + self.api_key
         policy = self.retry or RetryPolicy(max_retries=0)
         attempt = 0
@@ -167,6 +169,15 @@ class Client:
                 return resp.read()
             except (TimeoutError, socket.timeout) as e:  # socket.timeout: Python < 3.10
                 raise RequestTimeoutError(f"{method} {path}: the answer stopped for {self.timeout:g} s") from e
+
+    def get_public(self, url: str, accept: str = "*/*") -> bytes:
+        """GETs a whole URL that is its own credential (an optimization job's
+        agent_code_url) without the API key, with the client's retries and errors."""
+        with self._open("GET", "", None, None, accept=accept, public_url=url) as resp:
+            try:
+                return resp.read()
+            except (TimeoutError, socket.timeout) as e:  # socket.timeout: Python < 3.10
+                raise RequestTimeoutError(f"GET {url}: the answer stopped for {self.timeout:g} s") from e
 
     def request(self, method: str, path: str, query: Optional[Dict[str, str]] = None,
                 body: Any = None, raw: Optional[bytes] = None, content_type: Optional[str] = None,

@@ -512,6 +512,29 @@ class AgentOptimizer:
         """Returns the outcome; raises ConflictError (409) while the job is not finished."""
         return self.client.request("GET", "/api/v1/optimize/results", {"job_id": self._id(job_id)})
 
+    def agent_code(self, result: Optional[Dict[str, Any]] = None, *, job_id: Optional[str] = None,
+                   model: Optional[str] = None, path: Optional[str] = None) -> str:
+        """Downloads the best agent.py (the submitted agent with the winning prompt) of
+        ``result`` (an entry of ``results()["results"]``), else of the remembered (or given)
+        job's result for ``model`` (the first when None), and writes it to ``path`` when
+        given. The link is its own credential: it is fetched without the API key. Raises
+        MissingIdError when the result has no ``agent_code_url`` (the job ended before its
+        baseline) or no result is for ``model``."""
+        if result is None:
+            results = self.results(job_id)["results"]
+            matches = [r for r in results if model is None or r.get("model") == model]
+            if not matches:
+                raise MissingIdError("no result for model %r in the job's results" % model)
+            result = matches[0]
+        link = result.get("agent_code_url")
+        if not link:
+            raise MissingIdError("the result has no agent_code_url (the job ended before its baseline)")
+        code = self.client.get_public(link, accept="text/x-python, */*").decode("utf-8")
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(code)
+        return code
+
     def cancel(self, job_id: Optional[str] = None) -> Dict[str, Any]:
         """Stops the job; it ends interrupted. Returns its status once the server saw the run
         stop (``interrupted``, with the cancel's ``error_message``); a run slower to stop than

@@ -21,6 +21,7 @@ class FakeHandler(BaseHTTPRequestHandler):
 
     sse_body = ""
     batches = []
+    artifact_auth = []
 
     def log_message(self, *args):
         pass
@@ -34,12 +35,26 @@ class FakeHandler(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
     def do_GET(self):
+        if self.path.startswith("/artifacts/"):
+            return self._public_get()
         if self.headers.get("Authorization") != "Bearer fake-key":
             return self._json(401, {"error": "Unauthorized", "message": "missing or invalid API key"})
         u = urlsplit(self.path)
         if u.path == "/user/daily/activity":  # echoes the query
             return self._json(200, {"results": [], "metadata": {"query": parse_qs(u.query)}})
         self._json(404, {"error": "Not Found", "message": "no route"})
+
+    def _public_get(self):
+        """An artifact link: no key needed; records the Authorization it got."""
+        type(self).artifact_auth.append(self.headers.get("Authorization"))
+        if self.path == "/artifacts/gone/agent.py":
+            return self._json(404, {"error": "Not Found", "message": "no artifact has this token"})
+        raw = b"SYSTEM_PROMPT = 'x'\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/x-python; charset=utf-8")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
@@ -179,6 +194,21 @@ class OfflineTest(unittest.TestCase):
         self.assertEqual(json.loads(job["version"])["seed"], 0)
         job = opt.submit("https://b.example/b.zip", "openai/gpt-4o-mini")
         self.assertNotIn("seed", json.loads(job["version"]))
+
+    def test_optimize_agent_code(self):
+        import os, tempfile
+        opt = switchyard.AgentOptimizer(self.client)
+        base = self.client.base_url
+        path = os.path.join(tempfile.mkdtemp(), "best.py")
+        code = opt.agent_code({"model": "m", "agent_code_url": base + "/artifacts/a/agent.py"}, path=path)
+        self.assertEqual(code, "SYSTEM_PROMPT = 'x'\n")
+        with open(path) as f:
+            self.assertEqual(f.read(), code)
+        self.assertEqual(FakeHandler.artifact_auth, [None])  # the link is the credential: no key sent
+        with self.assertRaises(switchyard.NotFoundError):
+            opt.agent_code({"agent_code_url": base + "/artifacts/gone/agent.py"})
+        with self.assertRaises(switchyard.MissingIdError):
+            opt.agent_code({"model": "m", "agent_code_url": None})
 
     def test_missing_ids_and_typed_errors(self):
         with self.assertRaises(switchyard.MissingIdError):

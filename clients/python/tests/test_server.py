@@ -422,6 +422,9 @@ class ServerTest(unittest.TestCase):
         self.assertGreaterEqual(r["train_score"], r["baseline_score"])
         self.assertTrue(r["agent_code_url"])
         self.assertEqual((r["seed"], r["metric"]), (5, "exact_match"))  # the example eval.py's METRIC
+        code = opt.agent_code()  # the job's first result's best agent.py
+        self.assertIn("def run_batch", code)
+        self.assertIn(r["optimized_prompt"].splitlines()[-1], code)
 
         # A job still running: results are a 409; cancel interrupts it.
         opt.submit(BUNDLES + "/slow.zip", "openai/gpt-4o-mini", n_iterations=1)
