@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -199,5 +204,65 @@ func TestSubmitChecksDataset(t *testing.T) {
 	}
 	if page, err := e.svc.ListJobs(context.Background(), "alice", ListOptions{}); err != nil || len(page.Data) != 1 || page.Data[0].Status != StatusQueued {
 		t.Fatalf("after a good submit: %+v %v", page, err)
+	}
+}
+
+// TestSubmitAtLimitFetchesNoBundle: an owner at the per-owner limit is refused before the
+// bundle is downloaded, so retries at the limit cost the server no downloads.
+func TestSubmitAtLimitFetchesNoBundle(t *testing.T) {
+	var fetches atomic.Int32
+	data := zipFiles(t, bundleFiles(t))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	e := newEnv(t, &fakeRunner{}, nil, WithJobsPerOwner(1)) // not started: the job stays queued
+	if _, err := e.svc.Submit(context.Background(), "alice", request(srv.URL, 1)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.svc.Submit(context.Background(), "alice", request(srv.URL, 1))
+	if !errors.Is(err, ErrTooManyJobs) || fetches.Load() != 1 {
+		t.Fatalf("at the limit: %v after %d fetches, want ErrTooManyJobs after 1", err, fetches.Load())
+	}
+}
+
+// TestSubmitBoundsBundleChecks: at most MaxBundleChecks bundles are downloaded at once by
+// concurrent submissions; the others wait their turn and then succeed.
+func TestSubmitBoundsBundleChecks(t *testing.T) {
+	data := zipFiles(t, bundleFiles(t))
+	var inflight, most atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inflight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+		inflight.Add(-1)
+		w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	e := newEnv(t, &fakeRunner{}, nil, WithJobsPerOwner(100)) // not started: jobs stay queued
+	const n = MaxBundleChecks + 2
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := e.svc.Submit(context.Background(), fmt.Sprintf("owner-%d", i), request(srv.URL, 1))
+			errs <- err
+		}()
+	}
+	// Let the downloads pile up: a check that does not bound them would have all n in flight.
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) && most.Load() <= MaxBundleChecks {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := most.Load(); m != MaxBundleChecks {
+		t.Fatalf("%d bundle downloads at once, want %d", m, MaxBundleChecks)
 	}
 }

@@ -75,6 +75,9 @@ const (
 	DefaultMinibatch = 8
 	// DefaultCandidates is how many candidate prompts one iteration may try.
 	DefaultCandidates = 3
+	// MaxBundleChecks is how many bundles Submit fetches and checks at once across all
+	// callers (each may hold up to the fetcher's cap in memory); more submissions wait.
+	MaxBundleChecks = 4
 	// ProposerAttempts is how many times a proposal is asked for when the proposer model
 	// fails transiently (rate limit, overload, connection); each try has the full
 	// llm_call_timeout.
@@ -122,6 +125,8 @@ type Service struct {
 	version                    string
 
 	sem chan struct{} // sandbox run slots shared by every job
+	// checks bounds the bundles Submit fetches at once (MaxBundleChecks).
+	checks chan struct{}
 
 	recMu sync.Mutex // serializes read-modify-write of job records
 
@@ -280,6 +285,7 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 		s.perOwner = DefaultJobsPerOwner
 	}
 	s.sem = make(chan struct{}, s.concurrency)
+	s.checks = make(chan struct{}, MaxBundleChecks)
 	// Made here, so that a job submitted before Start (or while Start recovers the store's
 	// jobs) is queued by its Submit; Start moves what it holds into the running queue.
 	s.queue = make(chan string, s.queueSize)
@@ -478,7 +484,9 @@ func (s *Service) Close(ctx context.Context) error {
 // anything is stored: a bundle that cannot be fetched or is unusable answers a *SubmitError
 // (matching ErrBundle) naming input_url, the file and the row, and no job is made. The job
 // fetches the bundle again when it starts (a bundle changed meanwhile that is no longer
-// usable ends it failed with an error_message). An owner
+// usable ends it failed with an error_message). At most MaxBundleChecks bundles are
+// fetched at once; an owner already at the per-owner limit is refused before the fetch
+// (without WithQueue, where the limit is known here). An owner
 // who already has the per-owner number of jobs queued or running gets a *JobLimitError; a
 // full queue answers ErrQueueFull; a closed service, one whose Start failed, or one whose
 // Start context ended, answers ErrClosed.
@@ -500,6 +508,19 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			if err := s.routable(m); err != nil {
 				return nil, invalid("target_models", "target_models[%d]: the gateway cannot route %q: %v", i, m, err)
 			}
+		}
+	}
+	if s.q == nil {
+		// Refusals that need no bundle come before its download: an owner at the limit
+		// does not make the server fetch one per attempt.
+		s.mu.Lock()
+		stopped, n := s.stoppedLocked(), s.activeLocked(owner)
+		s.mu.Unlock()
+		switch {
+		case stopped:
+			return nil, ErrClosed
+		case n >= s.perOwner:
+			return nil, jobLimit(s.perOwner, n)
 		}
 	}
 	if err := s.checkBundle(ctx, req.InputURL); err != nil {
@@ -580,8 +601,14 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 
 // checkBundle fetches the bundle at u as a job would (guarded unless this process allows
 // local URLs) and checks it with ReadBundle, so that a bad one is refused at submit rather
-// than failing the job once queued.
+// than failing the job once queued; at most MaxBundleChecks at once.
 func (s *Service) checkBundle(ctx context.Context, u string) error {
+	select {
+	case s.checks <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.checks }()
 	data, err := s.fetcher.Get(ctx, u)
 	if err != nil {
 		if ctx.Err() != nil {
