@@ -527,7 +527,14 @@ def run_score(job, result):
         try:
             value = score(expected, predicted)
         except BaseException as exc:
-            raise raised("score (row %d)" % i, exc, limits)
+            failure = raised("score (row %d)" % i, exc, limits)
+            if isinstance(exc, AttributeError) and "'str' object has no attribute" in str(exc):
+                # A DSPy metric(example, pred, trace=None) pasted as is.
+                failure.message += (" (score gets the expected and predicted answers as strings, not a"
+                                    " dspy.Example and a Prediction: use expected for example.answer and"
+                                    " predicted for pred.answer)")
+                failure.args = (failure.message,)
+            raise failure
         note = None
         if isinstance(value, (tuple, list)) and len(value) == 2:
             # (score, feedback): the feedback is shown to the proposer beside the row.

@@ -37,6 +37,7 @@ func Run(t *testing.T, runner sandbox.Runner) {
 	t.Run("Integrity", func(t *testing.T) { testIntegrity(t, runner) })
 	t.Run("Stdlib", func(t *testing.T) { testStdlib(t, runner) })
 	t.Run("Feedback", func(t *testing.T) { testFeedback(t, runner) })
+	t.Run("DSPyMetricHint", func(t *testing.T) { testDSPyMetricHint(t, runner) })
 	// After the abuse table the host must still run jobs normally.
 	t.Run("HealthyAfterAbuse", func(t *testing.T) { testHappy(t, runner) })
 }
@@ -73,6 +74,18 @@ func testFeedback(t *testing.T, runner sandbox.Runner) {
 	}
 	if res.Feedback != nil {
 		t.Errorf("feedback = %q with a scorer returning numbers, want nil", res.Feedback)
+	}
+}
+
+// testDSPyMetricHint: a DSPy metric(example, pred, trace=None) pasted as score fails on
+// the answer strings it gets; the message says what score is given instead.
+func testDSPyMetricHint(t *testing.T, runner sandbox.Runner) {
+	eval := "def score(example, pred, trace=None):\n    return example.answer == pred.answer\n"
+	_, err := run(t, runner, sandbox.Job{Files: Bundle(EchoAgent, eval), Rows: Rows(1)})
+	je := wantJobError(t, err, sandbox.ReasonException)
+	if je != nil && (!strings.Contains(je.Message, "score (row 0) raised AttributeError") ||
+		!strings.Contains(je.Message, "use expected for example.answer and predicted for pred.answer")) {
+		t.Errorf("message %q, want the AttributeError and the hint", je.Message)
 	}
 }
 
