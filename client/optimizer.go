@@ -63,6 +63,9 @@ type OptimizationStatus struct {
 	BaselineScore *float64 `json:"baseline_score,omitempty"`
 	// ErrorMessage is set for failed and interrupted jobs.
 	ErrorMessage string `json:"error_message,omitempty"`
+	// BestPrompt is the best system prompt so far of the model in progress; "" until its
+	// baseline is measured (and from servers before it was reported).
+	BestPrompt string `json:"best_prompt,omitempty"`
 	// CurrentModel is the target model being optimized; with several target models each
 	// starts again from iteration 0. ModelsDone counts those finished.
 	CurrentModel string   `json:"current_model,omitempty"`

@@ -143,7 +143,7 @@ func TestAgentOptimizerAgainstServer(t *testing.T) {
 	if err != nil || st.Status != "completed" || seen[len(seen)-1] != "completed" {
 		t.Fatalf("wait: %+v %v (seen %v)", st, err, seen)
 	}
-	if st.NIterations != 4 || st.BestScore == nil || st.BaselineScore == nil || *st.BestScore <= *st.BaselineScore {
+	if st.NIterations != 4 || st.BestScore == nil || st.BaselineScore == nil || *st.BestScore <= *st.BaselineScore || !strings.Contains(st.BestPrompt, "Queues include") {
 		t.Fatalf("status %+v", st)
 	}
 	res, err := o.Results(ctx)

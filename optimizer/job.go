@@ -141,8 +141,12 @@ type JobStatus struct {
 	BestScore     *float64 `json:"best_score,omitempty" jsonschema:"description=best mean train score so far of the model in progress; absent until its baseline is measured (never 0 for not measured)"`
 	BaselineScore *float64 `json:"baseline_score,omitempty" jsonschema:"description=original agent's mean train score (iteration 0) of the model in progress; absent until measured"`
 	ErrorMessage  string   `json:"error_message,omitempty"`
-	CurrentModel  string   `json:"current_model,omitempty"`
-	TargetModels  []string `json:"target_models"`
+	// BestPrompt is the best system prompt so far of the model in progress (extension), so
+	// a running job's progress can be read before its results; absent until its baseline
+	// is measured (it is then the original prompt until an iteration is kept).
+	BestPrompt   string   `json:"best_prompt,omitempty" jsonschema:"description=best system prompt so far of the model in progress; absent until its baseline is measured"`
+	CurrentModel string   `json:"current_model,omitempty"`
+	TargetModels []string `json:"target_models"`
 	// ModelsDone counts target models whose optimization has finished.
 	ModelsDone int        `json:"models_done"`
 	CreatedAt  time.Time  `json:"created_at"`
@@ -433,7 +437,11 @@ func (j *job) status() JobStatus {
 			done++
 		}
 	}
-	return JobStatus{
+	var best string
+	if n := len(j.Results); n > 0 && j.Results[n-1].Model == j.CurrentModel && j.Results[n-1].BaselineScore != nil {
+		best = j.Results[n-1].OptimizedPrompt
+	}
+	return JobStatus{BestPrompt: best,
 		JobID: j.ID, Status: j.Status, CurrentIteration: j.CurrentIteration, NIterations: j.NIterations,
 		BestScore: j.BestScore, BaselineScore: j.BaselineScore, ErrorMessage: j.ErrorMessage,
 		CurrentModel: j.CurrentModel, TargetModels: append([]string(nil), j.TargetModels...), ModelsDone: done,

@@ -266,3 +266,27 @@ func TestSubmitBoundsBundleChecks(t *testing.T) {
 		t.Fatalf("%d bundle downloads at once, want %d", m, MaxBundleChecks)
 	}
 }
+
+// TestStatusCarriesBestPrompt: status names the best prompt so far of the model in
+// progress once its baseline is measured: absent while queued, the result's optimized
+// prompt at the end.
+func TestStatusCarriesBestPrompt(t *testing.T) {
+	e := newEnv(t, &fakeRunner{}, nil)
+	sub, err := e.svc.Submit(context.Background(), "alice", request(e.url, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.svc.Status(context.Background(), "alice", sub.JobID); err != nil || st.BestPrompt != "" {
+		t.Fatalf("queued: %+v %v", st, err)
+	}
+	e.start(t)
+	st := waitFor(t, e.svc, sub.JobID)
+	res, err := e.svc.Results(context.Background(), "alice", sub.JobID)
+	if err != nil || len(res.Results) != 1 {
+		t.Fatal(res, err)
+	}
+	r := res.Results[0]
+	if r.IterationsKept == 0 || st.BestPrompt != r.OptimizedPrompt || st.BestPrompt == r.OriginalPrompt {
+		t.Fatalf("status best_prompt %q, want the optimized %q (kept %d)", st.BestPrompt, r.OptimizedPrompt, r.IterationsKept)
+	}
+}
