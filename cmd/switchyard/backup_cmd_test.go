@@ -172,3 +172,21 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestBadEnvironmentValueIsAUsageError: a SWITCHYARD_* variable whose value its flag does
+// not take exits 2 naming the variable, as the same value given as the flag does, before
+// the data directory is touched.
+func TestBadEnvironmentValueIsAUsageError(t *testing.T) {
+	t.Setenv("SWITCHYARD_BACKUP_KEEP", "lots")
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", dir}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "SWITCHYARD_BACKUP_KEEP") {
+		t.Fatalf("exit %d, %q", code, errb.String())
+	}
+	if code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--backup-keep", "lots"}, &out, &errb); code != 2 {
+		t.Fatalf("the flag: exit %d", code)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 0 {
+		t.Fatalf("the data directory was touched: %v", es)
+	}
+}

@@ -162,7 +162,8 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 		}
 	})
 	if len(errs) > 0 {
-		return fmt.Errorf("bad environment: %s", strings.Join(errs, "; "))
+		// As the same value given as a flag: a command line error, exit 2.
+		return &usageError{err: fmt.Errorf("bad environment: %s", strings.Join(errs, "; "))}
 	}
 	return nil
 }
