@@ -190,3 +190,22 @@ func TestBadEnvironmentValueIsAUsageError(t *testing.T) {
 		t.Fatalf("the data directory was touched: %v", es)
 	}
 }
+
+// TestServeWarnsOfAnUnpricedProposer: a --proposer-model the catalogue does not price is
+// named at start (its jobs' proposer cost would read $0); the default one is not.
+func TestServeWarnsOfAnUnpricedProposer(t *testing.T) {
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	for _, tc := range []struct {
+		model string
+		warn  bool
+	}{{"openai/my-own-proposer", true}, {"openai/gpt-4o-mini", false}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		_, _, stderr, done := startServeWith(t, ctx, t.TempDir(), "--proposer-model", tc.model)
+		got := strings.Contains(stderr.String(), "--proposer-model has no price")
+		cancel()
+		<-done
+		if got != tc.warn {
+			t.Errorf("--proposer-model %s: warned %v, want %v:\n%s", tc.model, got, tc.warn, grepLines(stderr.String(), "proposer"))
+		}
+	}
+}

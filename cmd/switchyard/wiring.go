@@ -341,6 +341,10 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("--proposer-model: %w", err)
 	}
+	if !(gatewayPricer{w.gateway}).Cost(w.cfg.ProposerModel, providers.Usage{PromptTokens: 1}).Known {
+		// Its calls would be reported as costing nothing, and a job's proposer cost with them.
+		w.log.Warn("--proposer-model has no price: optimization jobs will report its cost as $0 (price it with --prices-file, or a model_info price under --litellm-config)", "model", w.cfg.ProposerModel)
+	}
 	w.optimizer, err = optimizer.New(w.store, runner, proposer, append(oopts,
 		optimizer.WithFetcher(fetcher),
 		optimizer.WithGateway(w.gatewayURL, nil),
