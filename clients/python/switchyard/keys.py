@@ -36,7 +36,12 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
               team_id: Optional[str] = None, soft_budget_usd: Optional[float] = None,
               mcp_servers: Optional[Sequence[str]] = None, user_id: Optional[str] = None,
               budget_id: Optional[str] = None, organization_id: Optional[str] = None,
-              tags: Optional[Sequence[str]] = None, client: Optional[Client] = None) -> Dict[str, Any]:
+              tags: Optional[Sequence[str]] = None, max_parallel_requests: Optional[int] = None,
+              aliases: Optional[Dict[str, str]] = None,
+              model_max_budget: Optional[Dict[str, Dict[str, Any]]] = None,
+              model_rpm_limit: Optional[Dict[str, int]] = None,
+              model_tpm_limit: Optional[Dict[str, int]] = None,
+              client: Optional[Client] = None) -> Dict[str, Any]:
     """Issues a virtual key and returns it; its ``key`` is shown this once. ``models`` are
     provider/model names, bare names or model groups; ``budget_duration`` is e.g. ``"30d"``;
     ``expires_at`` an RFC 3339 time; ``guardrails`` names server guardrails every chat request
@@ -52,7 +57,18 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     rates; beside ``team_id`` it must be the team's); ``tags`` are the key's tags (LiteLLM's
     key-level tags, kept as ``metadata["tags"]`` and answered as ``tags``; given beside a
     ``metadata["tags"]`` they win and replace it), which every request of the key carries:
-    tag routing, tag budgets (``create_tag``), spend per tag. The answer's ``etag`` is the
+    tag routing, tag budgets (``create_tag``), spend per tag; ``max_parallel_requests``
+    bounds the key's requests in flight at once (LiteLLM's: each gateway request until its
+    answer ends, a stream until its last event, and each realtime session; one more raises
+    RateLimitError naming max_parallel_requests); ``aliases`` are model names of the key's
+    own, ``{"my-model": "gpt-4o"}`` sending its requests naming ``my-model`` to ``gpt-4o``
+    (which ``models`` must allow; each a model or model group the server routes to);
+    ``model_max_budget`` gives single models a USD budget of their own,
+    ``{"gpt-4o": {"max_budget_usd": 10, "budget_duration": "1d"}}`` (a request for a model
+    whose budget is spent is refused while its other models still work; ``key_info``'s
+    ``spend["models"]`` says what each spent), ``model_rpm_limit`` and ``model_tpm_limit``
+    requests and tokens per minute of single models, ``{"gpt-4o": 10}`` (past them
+    RateLimitError), models named as in ``models``. The answer's ``etag`` is the
     key's version (see ``rotate_key``). A bad field raises ValidationError naming it; a
     ``team_id`` of no team of yours, a ``user_id`` of no user, a ``budget_id`` of no budget or
     an ``organization_id`` of no organization NotFoundError."""
@@ -65,7 +81,13 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
         "soft_budget_usd": soft_budget_usd,
         "mcp_servers": list(mcp_servers) if mcp_servers is not None else None,
         "user_id": user_id, "budget_id": budget_id, "organization_id": organization_id,
-        "tags": list(tags) if tags is not None else None}.items() if v is not None}
+        "tags": list(tags) if tags is not None else None,
+        "max_parallel_requests": max_parallel_requests,
+        "aliases": dict(aliases) if aliases is not None else None,
+        "model_max_budget": dict(model_max_budget) if model_max_budget is not None else None,
+        "model_rpm_limit": dict(model_rpm_limit) if model_rpm_limit is not None else None,
+        "model_tpm_limit": dict(model_tpm_limit) if model_tpm_limit is not None else None,
+    }.items() if v is not None}
     return _key_call(client or Client(), "POST", "/api/v1/keys", None, body)
 
 
@@ -77,7 +99,8 @@ def list_keys(*, client: Optional[Client] = None) -> List[Dict[str, Any]]:
 
 def key_info(key_id: str = "self", *, client: Optional[Client] = None) -> Dict[str, Any]:
     """Returns one virtual key the calling key issued; ``"self"`` (the default) is the calling
-    virtual key itself: its limits and spend. Its ``etag`` is the key's version: it changes
+    virtual key itself: its limits and spend (``spend["models"]``: what each model of
+    ``model_max_budget`` spent in its own period, LiteLLM's ``model_max_budget_usage``). Its ``etag`` is the key's version: it changes
     with every rotation and every change of its name or limits, not with its spend; give it
     as ``if_match`` to ``rotate_key``, ``update_key`` or ``revoke_key`` to act only on that
     version. NotFoundError for an unknown id (or another key's)."""
@@ -90,7 +113,10 @@ def update_key(key_id: str, *, if_match: Optional[str] = None, client: Optional[
     ``budget_duration``, ``max_tokens``, ``max_requests``, ``requests_per_minute``,
     ``tokens_per_minute``, ``expires_at``, ``metadata``, ``blocked``, ``guardrails``,
     ``team_id``, ``soft_budget_usd``, ``mcp_servers``, ``user_id``, ``budget_id``,
-    ``organization_id``, ``tags``; ``tags`` replaces the key's tags alone, its other
+    ``organization_id``, ``tags``, ``max_parallel_requests``, ``aliases``,
+    ``model_max_budget``, ``model_rpm_limit``, ``model_tpm_limit``; ``aliases`` and the
+    ``model_*`` limits each replace the key's whole, ``{}`` or ``None`` removing them;
+    ``max_parallel_requests=0`` or ``None`` removes the bound; ``tags`` replaces the key's tags alone, its other
     ``metadata`` kept (``tags=[]`` or ``None`` removes them); ``expires_at=None`` removes the expiry, ``team_id=None`` takes the
     key out of its team (it stays in the team's organization unless ``organization_id`` is
     given too), ``organization_id=None`` out of its organization,

@@ -21,7 +21,8 @@ def create_team(*, team_id: Optional[str] = None, name: Optional[str] = None,
                 budget_duration: Optional[str] = None, requests_per_minute: Optional[int] = None,
                 tokens_per_minute: Optional[int] = None, metadata: Optional[Dict[str, Any]] = None,
                 blocked: Optional[bool] = None, organization_id: Optional[str] = None,
-                tags: Optional[Sequence[str]] = None, client: Optional[Client] = None) -> Dict[str, Any]:
+                tags: Optional[Sequence[str]] = None, max_parallel_requests: Optional[int] = None,
+                client: Optional[Client] = None) -> Dict[str, Any]:
     """Creates a team of the calling key and returns it (``{"team_id", "name", ...,
     "created_at", "spend", "key_ids"}``). ``team_id`` is its id (letters, digits and
     ``. _ - :``; none: the server makes one); ``models`` the models its keys may call (none:
@@ -31,7 +32,10 @@ def create_team(*, team_id: Optional[str] = None, name: Optional[str] = None,
     refused until unblocked; ``organization_id`` puts it in an organization
     (``create_organization``), within whose models its own must be; ``tags`` are the team's
     tags (LiteLLM's team-level tags, kept as ``metadata["tags"]``): every request of its keys
-    carries them after the key's own, for tag routing, tag budgets and spend per tag. Put a key in it with ``issue_key(team_id=...)``. A bad field
+    carries them after the key's own, for tag routing, tag budgets and spend per tag;
+    ``max_parallel_requests`` bounds the requests all its keys together have in flight at
+    once (LiteLLM's team max_parallel_requests; each key's own bound still applies; one
+    more raises RateLimitError naming the team). Put a key in it with ``issue_key(team_id=...)``. A bad field
     raises ValidationError naming it; a ``team_id`` taken ConflictError; a virtual key
     calling PermissionDeniedError."""
     body = {k: v for k, v in {
@@ -39,7 +43,8 @@ def create_team(*, team_id: Optional[str] = None, name: Optional[str] = None,
         "max_budget_usd": max_budget_usd, "budget_duration": budget_duration,
         "requests_per_minute": requests_per_minute, "tokens_per_minute": tokens_per_minute,
         "metadata": metadata, "blocked": blocked, "organization_id": organization_id,
-        "tags": list(tags) if tags is not None else None}.items() if v is not None}
+        "tags": list(tags) if tags is not None else None,
+        "max_parallel_requests": max_parallel_requests}.items() if v is not None}
     return (client or Client()).request("POST", "/api/v1/teams", body=body)
 
 
@@ -57,7 +62,8 @@ def list_teams(*, client: Optional[Client] = None) -> List[Dict[str, Any]]:
 def update_team(team_id: str, *, client: Optional[Client] = None, **fields: Any) -> Dict[str, Any]:
     """Changes the fields given (``name``, ``models``, ``max_budget_usd``,
     ``budget_duration``, ``requests_per_minute``, ``tokens_per_minute``, ``metadata``,
-    ``blocked``, ``tags``; ``models=[]`` allows every model, ``metadata`` replaces the labels
+    ``blocked``, ``tags``, ``max_parallel_requests``; ``max_parallel_requests=0`` or ``None``
+    removes the bound, ``models=[]`` allows every model, ``metadata`` replaces the labels
     whole, ``tags`` the team's tags alone, ``[]`` or ``None`` removing them)
     and returns the team as it is now; its spend and keys are kept. A bad or unknown field
     raises ValidationError naming it (a team's id cannot be changed); an unknown team

@@ -88,6 +88,27 @@ class ParityOfflineTest(unittest.TestCase):
         switchyard.revoke_key(KEY["id"], client=self.client)
         self.assertNotIn("If-Match", Recorder.calls[-1][2])
 
+    def test_key_and_team_limit_fields(self):
+        self.script((200, KEY, {}))
+        switchyard.issue_key(name="k", max_parallel_requests=2, aliases={"my-model": "gpt-4o"},
+                             model_max_budget={"gpt-4o": {"max_budget_usd": 10, "budget_duration": "1d"}},
+                             model_rpm_limit={"gpt-4o": 5}, model_tpm_limit={"gpt-4o": 1000}, client=self.client)
+        method, path, _, body = Recorder.calls[-1]
+        self.assertEqual((method, path), ("POST", "/api/v1/keys"))
+        self.assertEqual(json.loads(body), {
+            "name": "k", "max_parallel_requests": 2, "aliases": {"my-model": "gpt-4o"},
+            "model_max_budget": {"gpt-4o": {"max_budget_usd": 10, "budget_duration": "1d"}},
+            "model_rpm_limit": {"gpt-4o": 5}, "model_tpm_limit": {"gpt-4o": 1000}})
+        switchyard.issue_key(name="plain", client=self.client)
+        self.assertEqual(json.loads(Recorder.calls[-1][3]), {"name": "plain"})  # none sent unless given
+        switchyard.update_key(KEY["id"], aliases=None, model_rpm_limit={}, max_parallel_requests=0, client=self.client)
+        self.assertEqual(json.loads(Recorder.calls[-1][3]), {"aliases": None, "model_rpm_limit": {}, "max_parallel_requests": 0})
+        self.script((200, {"team_id": "t"}, {}))
+        switchyard.create_team(team_id="t", max_parallel_requests=3, client=self.client)
+        self.assertEqual(json.loads(Recorder.calls[-1][3]), {"team_id": "t", "max_parallel_requests": 3})
+        switchyard.update_team("t", max_parallel_requests=None, client=self.client)
+        self.assertEqual(json.loads(Recorder.calls[-1][3]), {"max_parallel_requests": None})
+
     def test_412(self):
         self.script((412, STALE, {}))
         with self.assertRaises(switchyard.PreconditionFailedError) as cm:

@@ -24,6 +24,7 @@ import json
 import os
 import time
 import unittest
+import uuid
 
 import switchyard
 
@@ -271,6 +272,39 @@ class ServerTest(unittest.TestCase):
         self.assertTrue(switchyard.revoke_key(vk["id"], client=self.client)["deleted"])
         with self.assertRaises(switchyard.AuthenticationError):
             switchyard.key_info(client=app)
+
+    @needs("completions")
+    @unittest.skipUnless(MODEL, "set SWITCHYARD_TEST_MODEL to a model the server can reach")
+    def test_key_parallel_aliases_and_model_limits(self):
+        vk = switchyard.issue_key(name="py-limits", models=[MODEL], max_parallel_requests=2,
+                                  aliases={"my-model": MODEL},
+                                  model_max_budget={MODEL: {"max_budget_usd": 5, "budget_duration": "1d"}},
+                                  model_rpm_limit={MODEL: 1}, model_tpm_limit={MODEL: 100000},
+                                  client=self.client)
+        self.assertEqual(vk["max_parallel_requests"], 2)
+        self.assertEqual(vk["aliases"], {"my-model": MODEL})
+        self.assertEqual(vk["model_max_budget"], {MODEL: {"max_budget_usd": 5, "budget_duration": "1d"}})
+        self.assertEqual((vk["model_rpm_limit"], vk["model_tpm_limit"]), ({MODEL: 1}, {MODEL: 100000}))
+        app = switchyard.Client(base_url=BASE, api_key=vk["key"], retry=None)
+        # The alias, on the OpenAI-compatible route, answers as the model it stands for
+        # (questions of their own: the server's cache answers a question asked before).
+        ask = [{"role": "user", "content": "limits " + uuid.uuid4().hex}]
+        out = switchyard.chat_completion(ask, "my-model", client=app)
+        self.assertTrue(out["choices"][0]["message"]["content"])
+        with self.assertRaises(switchyard.RateLimitError) as cm:  # model_rpm_limit 1 of the model it stands for
+            switchyard.chat_completion([{"role": "user", "content": "again " + uuid.uuid4().hex}], MODEL, client=app)
+        self.assertIn("model_per_key", str(cm.exception))
+        info = switchyard.key_info(client=app)
+        self.assertGreater(info["spend"]["models"][MODEL]["cost_usd"], 0)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.update_key(vk["id"], aliases={"x": "no-such/model-anywhere"}, client=self.client)
+        self.assertIn("aliases", str(cm.exception))
+        up = switchyard.update_key(vk["id"], max_parallel_requests=0, aliases=None, model_rpm_limit={},
+                                   client=self.client)
+        for field in ("max_parallel_requests", "aliases", "model_rpm_limit"):
+            self.assertNotIn(field, up)
+        self.assertEqual(up["model_tpm_limit"], {MODEL: 100000})  # the fields not given are kept
+        switchyard.revoke_key(vk["id"], client=self.client)
 
     @needs("trainer")
     @unittest.skipUnless(DATA, "set SWITCHYARD_TEST_DATA_URL to where examples/data is served")

@@ -45,6 +45,11 @@ class ParityServerTest(unittest.TestCase):
         self.assertIn(tid, [x["team_id"] for x in switchyard.list_teams(client=self.client)])
         up = switchyard.update_team(tid, name="Search 2", blocked=True, client=self.client)
         self.assertEqual((up["name"], up["blocked"], up["max_budget_usd"]), ("Search 2", True, 5))
+        self.assertEqual(switchyard.update_team(tid, max_parallel_requests=4, client=self.client)["max_parallel_requests"], 4)
+        self.assertNotIn("max_parallel_requests", switchyard.update_team(tid, max_parallel_requests=0, client=self.client))
+        par = switchyard.create_team(team_id=_uid("par-"), max_parallel_requests=3, client=self.client)
+        self.assertEqual(par["max_parallel_requests"], 3)
+        switchyard.delete_team(par["team_id"], client=self.client)
         with self.assertRaises(switchyard.ValidationError) as cm:
             switchyard.update_team(tid, max_budget_usd=-1, client=self.client)
         self.assertIn("max_budget_usd", cm.exception.message)
