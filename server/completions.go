@@ -101,7 +101,7 @@ func Completions(g *completions.Gateway) Option {
 		s.Handle(Route{Method: "POST", Path: "/v1/messages/count_tokens", Summary: "Anthropic's token count of a Messages request, estimated locally for its model (OpenAI's tokenizer for OpenAI models)",
 			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: anthropicTokenCount{}, ScopedKeys: true,
 			Errors: map[int]string{400: anthropicErrors[400], 403: anthropicErrors[403], 404: anthropicErrors[404]}},
-			func(w http.ResponseWriter, r *http.Request) error { return s.handleCountTokens(g, w, r) })
+			withKeyAliases(func(w http.ResponseWriter, r *http.Request) error { return s.handleCountTokens(g, w, r) }))
 		s.Handle(Route{Method: "GET", Path: "/v1/models", Summary: "OpenAI-compatible list of the models this server can route to",
 			Tags: []string{"Completions"}, Response: openAIModelList{}, ScopedKeys: true},
 			func(w http.ResponseWriter, r *http.Request) error {

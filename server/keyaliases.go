@@ -39,6 +39,19 @@ func withKeyAliases(h HandlerFunc) HandlerFunc {
 	}
 }
 
+// keyAliasTarget is the model name stands for when r's virtual key has it as an alias,
+// else name: for the routes that read a model without calling it (/utils/token_counter,
+// /spend/calculate), which answer with the name asked and so resolve it themselves.
+func keyAliasTarget(r *http.Request, name string) string {
+	p, _ := PrincipalFrom(r.Context())
+	if vk, ok := p.Scope.(virtualKeyScope); ok {
+		if target, ok := vk.Aliases[name]; ok {
+			return target
+		}
+	}
+	return name
+}
+
 // aliasedRequest is r with the model it names replaced by the model aliases says it
 // stands for (r itself when it names none); stop releases what the rewrite holds (a
 // multipart body's rewriting), to be called once the handler has returned.

@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -120,5 +122,45 @@ func TestAliasedRequestForms(t *testing.T) {
 	stop()
 	if r, _ = aliasedRequest(httptest.NewRequest("GET", "/v1/realtime?model=mine", nil), aliases); r.URL.Query().Get("model") != "openai/ok" {
 		t.Errorf("realtime query: %q", r.URL.RawQuery)
+	}
+}
+
+// TestKeyAliasesOnCountingRoutes: a key's alias is the model it stands for on the routes
+// that count or price a request without calling a model — /utils/token_counter (its
+// request_model still the name asked), /spend/calculate (priced as that model) and
+// /v1/messages/count_tokens — where it was refused as a model the key may not call.
+func TestKeyAliasesOnCountingRoutes(t *testing.T) {
+	hs, s := keysServerWith(t, nil, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}})
+	vk := issue(t, s, `{"models":["openai/ok"],"aliases":{"mine":"openai/ok"}}`)
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		resp, b := do2(t, "POST", hs.URL+path, vk.Key, body, nil)
+		var out map[string]any
+		if err := json.Unmarshal(b, &out); resp.StatusCode != 200 || err != nil {
+			t.Fatalf("%s %s: %d %s", path, body, resp.StatusCode, b)
+		}
+		return out
+	}
+	const messages = `"messages":[{"role":"user","content":"How many tokens is this question?"}]`
+	for _, path := range []string{tokenCounterPath, spendCalculatePath, "/v1/messages/count_tokens"} {
+		aliased := post(path, `{"model":"mine","max_tokens":10,`+messages+`}`)
+		direct := post(path, `{"model":"openai/ok","max_tokens":10,`+messages+`}`)
+		for _, field := range []string{"total_tokens", "cost", "input_tokens"} {
+			if v, ok := direct[field]; ok && (aliased[field] != v || v == float64(0)) {
+				t.Errorf("%s: %s %v for the alias, %v for openai/ok", path, field, aliased[field], v)
+			}
+		}
+		if path == tokenCounterPath && (aliased["request_model"] != "mine" || aliased["model_used"] != direct["model_used"]) {
+			t.Errorf("token counter: request_model %v model_used %v, want mine and %v", aliased["request_model"], aliased["model_used"], direct["model_used"])
+		}
+	}
+	got := post(spendCalculatePath, `{"model":"mine","completion_response":{"model":"ok","usage":{"prompt_tokens":1000,"completion_tokens":100}}}`)
+	if c, _ := got["cost"].(float64); math.Abs(c-(1000*0.001+100*0.002)) > 1e-9 {
+		t.Errorf("/spend/calculate of an answer for the alias: cost %v, want 1.2", got["cost"])
+	}
+	// Another key has no such alias: mine is no model of its.
+	other := issue(t, s, `{"models":["openai/ok"]}`)
+	if resp, b := do2(t, "POST", hs.URL+tokenCounterPath, other.Key, `{"model":"mine","prompt":"hi"}`, nil); resp.StatusCode == 200 {
+		t.Errorf("another key's token count of mine: %d %s, want a refusal", resp.StatusCode, b)
 	}
 }

@@ -60,7 +60,8 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 	if err := decodeJSON(r, &req, decodeOptions{AllowUnknownFields: true, ValidationStatus: http.StatusBadRequest}); err != nil {
 		return s.openAIError(w, r, err)
 	}
-	asked := strings.TrimSpace(req.Model)
+	// A key's alias is priced as the model it stands for.
+	asked := keyAliasTarget(r, strings.TrimSpace(req.Model))
 	name := asked
 	var u providers.Usage
 	switch {

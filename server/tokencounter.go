@@ -62,6 +62,8 @@ func (s *Server) handleTokenCounter(g *completions.Gateway, w http.ResponseWrite
 	case req.Prompt != nil && len(req.Tools) > 0:
 		return s.openAIBadParam(w, r, "tools", "tools: counted only beside messages, not with prompt")
 	}
+	// A key's alias counts as the model it stands for (request_model stays as asked).
+	name = keyAliasTarget(r, name)
 	counted, used := tokenCounterModel(g, name)
 	if !g.Allows(completionsScope(r, time.Now()), name) {
 		return s.openAIError(w, r, fmt.Errorf("%w: %s", completions.ErrModelNotAllowed, name))
