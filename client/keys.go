@@ -69,9 +69,10 @@ type KeyRequest struct {
 	// A user id naming no user is a 404 naming user_id.
 	UserID string `json:"user_id,omitempty"`
 	// BudgetID names a LiteLLM budget of the calling key (POST /budget/new) whose
-	// max_budget, soft_budget, budget_duration and tpm_limit become the key's
-	// MaxBudgetUSD, SoftBudgetUSD, BudgetDuration and TokensPerMinute, now and whenever the
-	// budget changes; those fields may not be set beside it (a 422 naming the field), and a
+	// max_budget, soft_budget, budget_duration, tpm_limit and max_parallel_requests become
+	// the key's MaxBudgetUSD, SoftBudgetUSD, BudgetDuration, TokensPerMinute and
+	// MaxParallelRequests, now and whenever the budget changes; those fields may not be set
+	// beside it with other values (a 422 naming the field), and a
 	// budget id naming no budget is a 404 naming budget_id.
 	BudgetID string `json:"budget_id,omitempty"`
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,8 +13,9 @@ import (
 
 // A virtual key takes a LiteLLM budget (litellmbudgets.go) by budget_id as an end user
 // does (LiteLLM's /key/generate and /key/update budget_id, and budget_id on POST and PATCH
-// /api/v1/keys): the budget's max_budget, soft_budget, budget_duration and tpm_limit become
-// the key's max_budget_usd, soft_budget_usd, budget_duration and tokens_per_minute, its own
+// /api/v1/keys): the budget's max_budget, soft_budget, budget_duration, tpm_limit and
+// max_parallel_requests become the key's max_budget_usd, soft_budget_usd, budget_duration,
+// tokens_per_minute and max_parallel_requests, its own
 // account spending against them on its own; a /budget/update rewrites them on every key
 // naming the budget in the same store transaction; a budget some key names cannot be
 // deleted; and the key's own budget fields beside a budget_id (given, or the key's) are
@@ -32,14 +34,15 @@ func (req keyRequest) budgetFieldsGiven() map[string]json.RawMessage {
 	if req.fields != nil {
 		return req.fields
 	}
-	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.Blocked && req.budgetBlock)
+	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.MaxParallelRequests, req.Blocked && req.budgetBlock)
 }
 
 // takeKeyBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
 // through tx ("": req unchanged), refusing those given (the fields of the request's body)
 // with other values, or answers 404 naming budget_id (takeBudget).
 func takeKeyBudgetOf(ctx context.Context, tx store.Tx, owner string, req *keyRequest, given map[string]json.RawMessage) error {
-	return takeBudget(ctx, tx, owner, req.BudgetID, "key", given, budgetTarget{&req.MaxBudgetUSD, &req.SoftBudgetUSD, &req.BudgetDuration, &req.TokensPerMinute, &req.Blocked, &req.budgetBlock})
+	return takeBudget(ctx, tx, owner, req.BudgetID, "key", given, budgetTarget{maxUSD: &req.MaxBudgetUSD, softUSD: &req.SoftBudgetUSD, duration: &req.BudgetDuration,
+		tokensPerMinute: &req.TokensPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock, maxParallel: &req.MaxParallelRequests})
 }
 
 // keyLimits is the account limits of vk as stored (its fields were checked when set), as
@@ -84,11 +87,24 @@ func applyBudgetToKeys(ctx context.Context, tx store.Tx, owner string, b litellm
 	for _, rec := range recs {
 		vk := rec.virtualKey
 		vk.MaxBudgetUSD, vk.SoftBudgetUSD, vk.BudgetDuration, vk.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+		parallelChanged := vk.MaxParallelRequests != b.MaxParallelRequests
+		vk.MaxParallelRequests = b.MaxParallelRequests
 		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+vk.ID, keyLimits(vk)); err != nil {
 			return 0, err
 		}
-		// The description only: the key's shared-key record holds none of these fields, and
-		// an expired key's, gone at its first use after expiry, stays gone.
+		// The description, and the shared-key record only when it holds a field that
+		// changed (max_parallel_requests) and is still there: an expired key's, gone at its
+		// first use after expiry, stays gone.
+		if parallelChanged {
+			if _, err := tx.Get(ctx, store.ScopedKeys, rec.Hash); err == nil {
+				if err := putKeyRecords(ctx, tx, owner, rec.Hash, &vk); err != nil {
+					return 0, err
+				}
+				continue
+			} else if !errors.Is(err, store.ErrNotFound) {
+				return 0, fmt.Errorf("server: reading key %s: %w", vk.ID, err)
+			}
+		}
 		if err := putKeyDescription(ctx, tx, owner, rec.Hash, &vk); err != nil {
 			return 0, err
 		}

@@ -79,8 +79,9 @@ type keyRequest struct {
 	// UserID links the key to a user of the calling key; it is kept as metadata.user_id.
 	UserID string `json:"user_id,omitempty" jsonschema:"description=A user of this key (POST /api/v1/users) the key is made for: its requests also draw on the user's budget (and on the user's membership of the key's team) and the user lists it; kept as metadata.user_id (LiteLLM's key user_id): given beside metadata the two must agree; on PATCH \"\" or null takes the key from its user and a metadata without user_id keeps it"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
-	// budget_duration and tpm_limit become the key's, now and on every /budget/update.
-	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit become the key's max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute: now and whenever the budget changes; those fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the key's own"`
+	// budget_duration, tpm_limit and max_parallel_requests become the key's, now and on
+	// every /budget/update.
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit and max_parallel_requests become the key's max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute and max_parallel_requests: now and whenever the budget changes; those fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the key's own"`
 
 	// Tags are the key's tags, kept as metadata.tags (where LiteLLM's key-level tags are).
 	Tags []string `json:"tags,omitempty" jsonschema:"description=The key's tags (LiteLLM's key-level tags\\, kept as metadata.tags): every request of the key carries them\\, for tag routing\\, tag budgets (POST /tag/new) and spend per tag (at most 16 with the request's own); beside metadata with a tags label they win and replace it (as LiteLLM's /key/generate); on PATCH they replace the key's tags alone (its other labels kept)\\, [] or null removes them"`
@@ -136,7 +137,7 @@ type virtualKey struct {
 	// Tags are the key's tags: its metadata.tags, answered apart and not stored apart.
 	Tags []string `json:"tags,omitempty" jsonschema:"description=The key's tags (its metadata.tags): every request of the key carries them; absent for none"`
 	// BudgetID is the LiteLLM budget the key's budget fields come from ("": its own).
-	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute come from; absent for its own"`
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute and max_parallel_requests come from; absent for its own"`
 	// The key's per-model limits (keyRequest's).
 	ModelMaxBudget map[string]keyModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models of the key (spend.models says what each spent)"`
 	ModelRPMLimit  map[string]int64          `json:"model_rpm_limit,omitempty" jsonschema:"description=Requests per minute of single models of the key"`

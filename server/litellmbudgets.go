@@ -33,9 +33,13 @@ import (
 // naming it in the same store transaction (store.BudgetCustomers indexes those end users;
 // the keys are found among the owner's). A budget some end user or key names cannot be
 // deleted: LiteLLM's database sets their budget_id to null, leaving them unbounded without
-// a word; here the delete is a 400 naming them. The fields an end user account cannot hold (rpm_limit,
-// max_parallel_requests, model_max_budget, budget_reset_at) are refused with a 400 naming
-// them unless they ask for nothing, as the other LiteLLM routes here refuse theirs.
+// a word; here the delete is a 400 naming them. A budget's max_parallel_requests bounds
+// the requests in flight of each virtual key naming it (the key's max_parallel_requests,
+// rewritten by /budget/update as the others); end users and organizations naming the budget
+// have no such bound, as LiteLLM bounds requests in flight of keys and teams only. The
+// fields an end user account cannot hold (rpm_limit, model_max_budget, budget_reset_at)
+// are refused with a 400 naming them unless they ask for nothing, as the other LiteLLM
+// routes here refuse theirs.
 
 // Bounds of LiteLLM budgets.
 const (
@@ -52,24 +56,25 @@ const (
 // litellmBudgetUnsupported are LiteLLM's budget fields an end user account cannot hold,
 // with the reason given when one asks for something.
 var litellmBudgetUnsupported = map[string]string{
-	"rpm_limit":             "an end user's account has no requests per minute bound (keys and teams have one: rpm_limit on /key/generate, /team/new)",
-	"max_parallel_requests": "Switchyard does not bound concurrent requests of an end user",
-	"model_max_budget":      "an end user's account has one budget for all its models (per-model budgets are not supported)",
-	"budget_reset_at":       "each end user's period starts at its own first request after it takes the budget, and restarts every budget_duration",
+	"rpm_limit":        "an end user's account has no requests per minute bound (keys and teams have one: rpm_limit on /key/generate, /team/new)",
+	"model_max_budget": "an end user's account has one budget for all its models (per-model budgets are not supported)",
+	"budget_reset_at":  "each end user's period starts at its own first request after it takes the budget, and restarts every budget_duration",
 }
 
 // litellmBudgetRecord is a budget's record in store.LiteLLMBudgets.
 type litellmBudgetRecord struct {
-	BudgetID        string    `json:"budget_id"`
-	MaxBudgetUSD    float64   `json:"max_budget_usd,omitempty"`
-	SoftBudgetUSD   float64   `json:"soft_budget_usd,omitempty"`
-	BudgetDuration  string    `json:"budget_duration,omitempty"`
-	TokensPerMinute int64     `json:"tokens_per_minute,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
-	CreatedBy       string    `json:"created_by"`
-	UpdatedAt       time.Time `json:"updated_at"`
-	UpdatedBy       string    `json:"updated_by"`
-	Owner           string    `json:"owner"`
+	BudgetID        string  `json:"budget_id"`
+	MaxBudgetUSD    float64 `json:"max_budget_usd,omitempty"`
+	SoftBudgetUSD   float64 `json:"soft_budget_usd,omitempty"`
+	BudgetDuration  string  `json:"budget_duration,omitempty"`
+	TokensPerMinute int64   `json:"tokens_per_minute,omitempty"`
+	// MaxParallelRequests bounds the requests in flight of each key naming the budget.
+	MaxParallelRequests int       `json:"max_parallel_requests,omitempty"`
+	CreatedAt           time.Time `json:"created_at"`
+	CreatedBy           string    `json:"created_by"`
+	UpdatedAt           time.Time `json:"updated_at"`
+	UpdatedBy           string    `json:"updated_by"`
+	Owner               string    `json:"owner"`
 }
 
 // litellmBudget is a budget as LiteLLM's LiteLLM_BudgetTable describes one.
@@ -77,7 +82,7 @@ type litellmBudget struct {
 	BudgetID            string          `json:"budget_id"`
 	MaxBudget           *float64        `json:"max_budget" jsonschema:"description=USD each end user or key naming the budget may spend (per budget_duration); null for no bound"`
 	SoftBudget          *float64        `json:"soft_budget" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
-	MaxParallelRequests *int            `json:"max_parallel_requests" jsonschema:"description=Always null (not supported)"`
+	MaxParallelRequests *int            `json:"max_parallel_requests" jsonschema:"description=Requests each virtual key naming the budget may have in flight at once (its max_parallel_requests; end users have no such bound); null for no bound"`
 	TPMLimit            *int64          `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user or key naming the budget may use; null for no bound"`
 	RPMLimit            *int            `json:"rpm_limit" jsonschema:"description=Always null (not supported)"`
 	ModelMaxBudget      *map[string]any `json:"model_max_budget" jsonschema:"description=Always null (not supported)"` // a pointer: the document's schema allows the null it always is
@@ -97,6 +102,8 @@ type litellmBudgetRequest struct {
 	SoftBudget     *float64 `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks; null or 0 for none"`
 	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend of each end user or key naming it starts again from zero (30d); null for all time"`
 	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute each end user or key naming it may use; null or 0 for no bound"`
+	// MaxParallelRequests becomes the max_parallel_requests of each key naming the budget.
+	MaxParallelRequests *int `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests each virtual key naming it may have in flight at once (the key's max_parallel_requests: one more is a 429); end users naming it have no such bound; null for no bound (0 is refused: LiteLLM's 0 blocks)"`
 }
 
 // litellmBudgetIDs is the body of POST /budget/info.
@@ -317,6 +324,15 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 				return litellmInvalid(name, "tpm_limit: must be at least 0, got %d", v)
 			}
 			b.TokensPerMinute = v
+		case "max_parallel_requests":
+			var v int
+			if !null && json.Unmarshal(raw, &v) != nil {
+				return litellmInvalid(name, "max_parallel_requests: must be a whole number or null, got %s", raw)
+			}
+			if !null && (v < 1 || v > maxParallelBound) {
+				return litellmInvalid(name, "max_parallel_requests: must be between 1 and %d (null for no bound), got %d", maxParallelBound, v)
+			}
+			b.MaxParallelRequests = v
 		case "budget_duration":
 			var v string
 			if !null && json.Unmarshal(raw, &v) != nil {
@@ -330,7 +346,7 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 			if why, ok := litellmBudgetUnsupported[name]; ok {
 				return litellmInvalid(name, "%s: not supported: %s", name, why)
 			}
-			return litellmInvalid(name, "%s: a budget has no %s (its fields: budget_id, max_budget, soft_budget, budget_duration, tpm_limit)", name, name)
+			return litellmInvalid(name, "%s: a budget has no %s (its fields: budget_id, max_budget, soft_budget, budget_duration, tpm_limit, max_parallel_requests)", name, name)
 		}
 	}
 	_, err := checkKeyRequest(nil, keyRequest{MaxBudgetUSD: b.MaxBudgetUSD, SoftBudgetUSD: b.SoftBudgetUSD,
@@ -354,6 +370,9 @@ func litellmBudgetOf(b litellmBudgetRecord) litellmBudget {
 	if b.BudgetDuration != "" {
 		out.BudgetDuration = &b.BudgetDuration
 	}
+	if b.MaxParallelRequests > 0 {
+		out.MaxParallelRequests = &b.MaxParallelRequests
+	}
 	return out
 }
 
@@ -370,6 +389,10 @@ func litellmBudgetSettings(b litellmBudget) []litellmBudgetSetting {
 			if v != nil {
 				return *v
 			}
+		case *int:
+			if v != nil {
+				return *v
+			}
 		case *string:
 			if v != nil {
 				return *v
@@ -378,7 +401,7 @@ func litellmBudgetSettings(b litellmBudget) []litellmBudgetSetting {
 		return nil
 	}
 	return []litellmBudgetSetting{
-		{FieldName: "max_parallel_requests", FieldType: "Integer", FieldDescription: unsupported, StoredInDB: true},
+		{FieldName: "max_parallel_requests", FieldType: "Integer", FieldDescription: "Requests each virtual key naming the budget may have in flight at once", FieldValue: value(b.MaxParallelRequests), StoredInDB: true},
 		{FieldName: "tpm_limit", FieldType: "Integer", FieldDescription: "Tokens per minute each end user or key naming the budget may use", FieldValue: value(b.TPMLimit), StoredInDB: true},
 		{FieldName: "rpm_limit", FieldType: "Integer", FieldDescription: unsupported, StoredInDB: true},
 		{FieldName: "budget_duration", FieldType: "String", FieldDescription: "Period after which the spend of each end user or key naming the budget starts again from zero (30d)", FieldValue: value(b.BudgetDuration), StoredInDB: true},
@@ -598,7 +621,7 @@ func moveBudgetCustomer(ctx context.Context, tx store.Tx, owner, id, from, to st
 
 // budgetIDFields are the end user and virtual key fields a budget_id sets, in the order
 // a refusal names them.
-var budgetIDFields = []string{"max_budget_usd", "soft_budget_usd", "budget_duration", "tokens_per_minute"}
+var budgetIDFields = []string{"max_budget_usd", "soft_budget_usd", "budget_duration", "tokens_per_minute", "max_parallel_requests"}
 
 // budgetFieldsGiven is the fields of the body that made req, or, without one, the budget
 // fields req sets (budgetFieldsSet).
@@ -606,13 +629,14 @@ func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
 	if req.fields != nil {
 		return req.fields
 	}
-	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.Blocked && req.budgetBlock)
+	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, 0, req.Blocked && req.budgetBlock)
 }
 
 // budgetFieldsSet names, of budgetIDFields, those an end user's or a key's request sets
 // (non-zero), for a request made without a body: budgetBlocked (LiteLLM's max_budget 0)
-// sets max_budget_usd 0 and blocked.
-func budgetFieldsSet(maxUSD, softUSD float64, duration string, tokensPerMinute int64, budgetBlocked bool) map[string]json.RawMessage {
+// sets max_budget_usd 0 and blocked; maxParallel is a key's max_parallel_requests (0 for
+// an end user).
+func budgetFieldsSet(maxUSD, softUSD float64, duration string, tokensPerMinute int64, maxParallel int, budgetBlocked bool) map[string]json.RawMessage {
 	given := map[string]json.RawMessage{}
 	if maxUSD != 0 || budgetBlocked {
 		given["max_budget_usd"] = json.RawMessage(`0`)
@@ -628,6 +652,9 @@ func budgetFieldsSet(maxUSD, softUSD float64, duration string, tokensPerMinute i
 	}
 	if tokensPerMinute != 0 {
 		given["tokens_per_minute"] = json.RawMessage(`0`)
+	}
+	if maxParallel != 0 {
+		given["max_parallel_requests"] = json.RawMessage(`0`)
 	}
 	return given
 }
@@ -686,6 +713,14 @@ func budgetFieldsBeside(what string, given map[string]json.RawMessage, to budget
 			if b.TokensPerMinute != 0 {
 				sets = strconv.FormatInt(b.TokensPerMinute, 10)
 			}
+		case "max_parallel_requests":
+			if to.maxParallel == nil {
+				continue // an end user's or organization's: the budget sets none
+			}
+			same, sets = *to.maxParallel == b.MaxParallelRequests, "none (null)"
+			if b.MaxParallelRequests != 0 {
+				sets = strconv.Itoa(b.MaxParallelRequests)
+			}
 		}
 		if !same {
 			v := Validation(http.StatusUnprocessableEntity, "%s: the %s's budget %q (budget_id) sets it to %s: send that value or leave the field out (POST /budget/update changes the budget)", f, what, b.BudgetID, sets)
@@ -716,15 +751,17 @@ func budgetNamed(ctx context.Context, tx store.Tx, owner, id string) (litellmBud
 // through tx ("": req unchanged), refusing those given (the fields of the request's body)
 // with other values, or answers 404 naming budget_id (takeBudget).
 func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRequest, given map[string]json.RawMessage) error {
-	return takeBudget(ctx, tx, owner, req.BudgetID, "end user", given, budgetTarget{&req.MaxBudgetUSD, &req.SoftBudgetUSD, &req.BudgetDuration, &req.TokensPerMinute, &req.Blocked, &req.budgetBlock})
+	return takeBudget(ctx, tx, owner, req.BudgetID, "end user", given, budgetTarget{maxUSD: &req.MaxBudgetUSD, softUSD: &req.SoftBudgetUSD, duration: &req.BudgetDuration, tokensPerMinute: &req.TokensPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock})
 }
 
-// budgetTarget points at the budget fields of an end user's or a key's request.
+// budgetTarget points at the budget fields of an end user's or a key's request;
+// maxParallel only a key's (nil: the budget's max_parallel_requests is not taken).
 type budgetTarget struct {
 	maxUSD, softUSD      *float64
 	duration             *string
 	tokensPerMinute      *int64
 	blocked, budgetBlock *bool
+	maxParallel          *int
 }
 
 // takeBudget sets to's fields to those of owner's budget id, read through tx ("": to
@@ -744,6 +781,9 @@ func takeBudget(ctx context.Context, tx store.Tx, owner, id, what string, given 
 		return err
 	}
 	*to.maxUSD, *to.softUSD, *to.duration, *to.tokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+	if to.maxParallel != nil {
+		*to.maxParallel = b.MaxParallelRequests
+	}
 	*to.blocked, *to.budgetBlock = *to.blocked && !*to.budgetBlock, false
 	return nil
 }

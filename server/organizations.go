@@ -528,7 +528,7 @@ func applyOrganizationFields(o *organization, fields map[string]json.RawMessage,
 // naming the field), or answers 404 naming budget_id.
 func takeOrganizationBudget(ctx context.Context, tx store.Tx, owner string, o *organization, given map[string]json.RawMessage) error {
 	err := takeBudget(ctx, tx, owner, o.BudgetID, "organization", given,
-		budgetTarget{&o.MaxBudgetUSD, &o.SoftBudgetUSD, &o.BudgetDuration, &o.TokensPerMinute, &o.Blocked, &o.BudgetBlock})
+		budgetTarget{maxUSD: &o.MaxBudgetUSD, softUSD: &o.SoftBudgetUSD, duration: &o.BudgetDuration, tokensPerMinute: &o.TokensPerMinute, blocked: &o.Blocked, budgetBlock: &o.BudgetBlock})
 	return organizationFieldNames(err)
 }
 

@@ -363,3 +363,76 @@ func TestRealtimeSessionHoldsAParallelSlot(t *testing.T) {
 	}
 	c2.Close(websocket.StatusNormalClosure, "")
 }
+
+// TestBudgetMaxParallelRequestsOnKeys: a LiteLLM budget's max_parallel_requests
+// (/budget/new, /budget/update) becomes the max_parallel_requests of each key naming it by
+// budget_id, held on its requests in flight, and follows /budget/update (raised, removed
+// with null); the key's own value beside budget_id is refused unless it is the budget's,
+// and an end user naming the budget takes its other limits without a bound of its own.
+func TestBudgetMaxParallelRequestsOnKeys(t *testing.T) {
+	up := newBlockingUpstream()
+	hs, s := keysServerWith(t, nil, up, Config{APIKeys: []string{testKey}})
+	r := do(t, s, "POST", "/budget/new", testKey, `{"budget_id":"one-at-a-time","max_parallel_requests":1,"max_budget":5}`)
+	if r.status != http.StatusOK || r.body["max_parallel_requests"] != float64(1) {
+		t.Fatalf("/budget/new: %d %s", r.status, r.raw)
+	}
+	k := litellmGenerate(t, s, `{"models":["openai/ok"],"budget_id":"one-at-a-time"}`)
+	if info := do(t, s, "GET", "/key/info?key="+k.Token, testKey, ""); !strings.Contains(info.raw, `"max_parallel_requests":1`) {
+		t.Fatalf("/key/info of the budget's key: %s", info.raw)
+	}
+	held, _ := chatInBackground(hs, k.Key, "openai/ok", false)
+	c1 := up.next(t)
+	refused := do(t, s, "POST", "/v1/chat/completions", k.Key, `{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`)
+	if msg, _ := refused.body["error"].(map[string]any)["message"].(string); refused.status != http.StatusTooManyRequests ||
+		!strings.Contains(msg, "Limit type: max_parallel_requests. Current limit: 1,") {
+		t.Fatalf("a second request of the budget's key: %d %s", refused.status, refused.raw)
+	}
+	close(c1.release)
+	if res := result(t, held); res.status != 200 {
+		t.Fatalf("the held request: %d %s", res.status, res.body)
+	}
+	waitInFlight(t, s, "key/"+k.Token, 0)
+
+	// Raised by /budget/update: the key follows, on its description and on its requests.
+	if r := do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"one-at-a-time","max_parallel_requests":2}`); r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	if native := keyInfoOf(t, s, testKey, "/api/v1/keys/"+k.Token); native.MaxParallelRequests != 2 {
+		t.Fatalf("/api/v1/keys after /budget/update: max_parallel_requests %d", native.MaxParallelRequests)
+	}
+	a, _ := chatInBackground(hs, k.Key, "openai/ok", false)
+	b, _ := chatInBackground(hs, k.Key, "openai/ok", false)
+	ca, cb := up.next(t), up.next(t)
+	refused = do(t, s, "POST", "/v1/chat/completions", k.Key, `{"model":"openai/ok","messages":[{"role":"user","content":"hi"}]}`)
+	if msg, _ := refused.body["error"].(map[string]any)["message"].(string); refused.status != http.StatusTooManyRequests || !strings.Contains(msg, "Current limit: 2,") {
+		t.Fatalf("a third request after the budget was raised to 2: %d %s", refused.status, refused.raw)
+	}
+	close(ca.release)
+	close(cb.release)
+	for _, done := range []chan chatResult{a, b} {
+		if res := result(t, done); res.status != 200 {
+			t.Fatalf("a held request: %d %s", res.status, res.body)
+		}
+	}
+
+	// The key's own value beside the budget: refused unless it is the budget's.
+	wantParam(t, do(t, s, "POST", "/key/generate", testKey, `{"budget_id":"one-at-a-time","max_parallel_requests":5}`), http.StatusBadRequest, "max_parallel_requests", "sets it to 2:")
+	if r := do(t, s, "POST", "/key/generate", testKey, `{"budget_id":"one-at-a-time","max_parallel_requests":2}`); r.status != http.StatusOK {
+		t.Errorf("/key/generate with the budget's own max_parallel_requests: %d %s", r.status, r.raw)
+	}
+	// An end user takes the budget's other limits; it has no parallel bound to take.
+	if r := do(t, s, "POST", "/customer/new", testKey, `{"user_id":"carol","budget_id":"one-at-a-time"}`); r.status != http.StatusOK {
+		t.Errorf("/customer/new naming a budget with max_parallel_requests: %d %s", r.status, r.raw)
+	}
+
+	// Removed with null: the key is unbounded again.
+	if r := do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"one-at-a-time","max_parallel_requests":null}`); r.status != http.StatusOK || r.body["max_parallel_requests"] != nil {
+		t.Fatal(r.status, r.raw)
+	}
+	if info := do(t, s, "GET", "/key/info?key="+k.Token, testKey, ""); !strings.Contains(info.raw, `"max_parallel_requests":null`) {
+		t.Errorf("/key/info after the budget's bound was removed: %s", info.raw)
+	}
+	if r := do(t, s, "GET", "/budget/settings?budget_id=one-at-a-time", testKey, ""); r.status != http.StatusOK || !strings.Contains(r.raw, `"field_name":"max_parallel_requests"`) {
+		t.Errorf("/budget/settings: %d %s", r.status, r.raw)
+	}
+}

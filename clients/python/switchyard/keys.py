@@ -51,8 +51,9 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     user's (``create_user``): it also draws on the user's budget and the user lists it (kept
     as ``metadata["user_id"]``; given both, they must agree); ``budget_id`` names a LiteLLM
     budget of yours (``/budget/new``) whose limits the key takes, now and whenever the budget
-    changes (its ``max_budget_usd``, ``soft_budget_usd``, ``budget_duration`` and
-    ``tokens_per_minute``, which may not be given beside it); ``organization_id`` puts a key
+    changes (its ``max_budget_usd``, ``soft_budget_usd``, ``budget_duration``,
+    ``tokens_per_minute`` and ``max_parallel_requests``, which may not be given beside it
+    with other values); ``organization_id`` puts a key
     without a team in an organization (``create_organization``: its budget, models and
     rates; beside ``team_id`` it must be the team's); ``tags`` are the key's tags (LiteLLM's
     key-level tags, kept as ``metadata["tags"]`` and answered as ``tags``; given beside a
