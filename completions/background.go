@@ -256,6 +256,9 @@ func (g *Gateway) StartBackgroundResponse(ctx context.Context, scope Scope, owne
 // streamed one, records its events.
 func (g *Gateway) runBackground(ctx context.Context, cancel context.CancelCauseFunc, scope Scope, owner string, rec *storedResponse, own []ResponsesItem, req *Request, log *eventLog) {
 	id, runID := rec.Response.ID, rec.Run.ID
+	if scope.BackgroundDone != nil {
+		defer scope.BackgroundDone()
+	}
 	defer g.bg.done(id)
 	defer cancel(nil)
 	// The heartbeat also watches for a cancel asked on another replica: at least every

@@ -191,6 +191,11 @@ type Scope struct {
 	// group whose TagRegex patterns match it are selected as if the request carried
 	// their tags (LiteLLM's tag_regex, e.g. Claude Code's traffic to its own deployment).
 	UserAgent string
+	// BackgroundDone, when set, is called once a background response's run
+	// (StartBackgroundResponse) has ended, however it ended (not when it is refused
+	// before it starts): the server gives back the request's max_parallel_requests slots
+	// with it, so a background response holds them for its run as a request does.
+	BackgroundDone func()
 }
 
 // conversationOwner is whom the conversations s starts belong to.

@@ -746,8 +746,13 @@ func (s *Server) handleResponses(g *completions.Gateway, w http.ResponseWriter, 
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}
+		// The run holds the key's max_parallel_requests slots until it ends, not only
+		// until this answer (queued) is sent.
+		release := keepParallelSlot(r)
+		scope.BackgroundDone = release
 		o, err := g.StartBackgroundResponse(r.Context(), scope, owner, &rreq, req)
 		if err != nil {
+			release()
 			return s.openAIError(w, r, err)
 		}
 		if rreq.Stream {

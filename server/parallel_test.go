@@ -436,3 +436,44 @@ func TestBudgetMaxParallelRequestsOnKeys(t *testing.T) {
 		t.Errorf("/budget/settings: %d %s", r.status, r.raw)
 	}
 }
+
+// TestBackgroundResponseHoldsAParallelSlot: a /v1/responses request with background: true
+// is answered at once (queued) but its run goes on calling the model; it holds the key's
+// max_parallel_requests slot until that run ends, so a key of max_parallel_requests 1 cannot
+// run any number of background responses at once by starting them one after another.
+func TestBackgroundResponseHoldsAParallelSlot(t *testing.T) {
+	up := newBlockingUpstream()
+	hs, s := keysServerWith(t, nil, up, Config{APIKeys: []string{testKey}})
+	r := do(t, s, "POST", "/key/generate", testKey, `{"models":["openai/ok"],"max_parallel_requests":1}`)
+	if r.status != 200 {
+		t.Fatalf("/key/generate: %d %s", r.status, r.raw)
+	}
+	key, id := r.body["key"].(string), r.body["token"].(string)
+	bg := do(t, s, "POST", "/v1/responses", key, `{"model":"openai/ok","input":"hi","background":true}`)
+	if bg.status != 200 || bg.body["status"] != "queued" {
+		t.Fatalf("background response: %d %s", bg.status, bg.raw)
+	}
+	c := up.next(t) // its run is calling the model
+	waitInFlight(t, s, "key/"+id, 1)
+	if again := do(t, s, "POST", "/v1/responses", key, `{"model":"openai/ok","input":"hi","background":true}`); again.status != http.StatusTooManyRequests ||
+		!strings.Contains(again.raw, "Limit type: max_parallel_requests") {
+		t.Fatalf("a second background response while the first runs: %d %s, want the 429", again.status, again.raw)
+	}
+	select {
+	case c := <-up.arrived:
+		t.Fatalf("the refused request reached the upstream: %+v", c)
+	default:
+	}
+	close(c.release)
+	waitInFlight(t, s, "key/"+id, 0)
+	next, _ := chatInBackground(hs, key, "openai/ok", false)
+	close(up.next(t).release)
+	if res := result(t, next); res.status != 200 {
+		t.Errorf("a request once the run ended: %d %s", res.status, res.body)
+	}
+	// A background response refused before it starts gives its slot back at once.
+	if bad := do(t, s, "POST", "/v1/responses", key, `{"model":"openai/ok2","input":"hi","background":true}`); bad.status < 400 {
+		t.Fatalf("a background response of a model the key may not call: %d %s", bad.status, bad.raw)
+	}
+	waitInFlight(t, s, "key/"+id, 0)
+}

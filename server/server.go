@@ -528,7 +528,14 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 				s.refuseBeforeHandler(w, r, pattern, ae)
 				return
 			}
-			defer release()
+			if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+				// A handler whose work outlives it (a background response) takes the
+				// slot over (keepParallelSlot) and gives it back when that work ends.
+				info.parallelRelease = release
+				defer info.endParallel()
+			} else {
+				defer release()
+			}
 		}
 		if r.Method == http.MethodPost {
 			if ae := s.withinRate(w, p, vk, virtual); ae != nil {
@@ -696,6 +703,30 @@ type requestInfo struct {
 	answeredErr error
 	// rejectClientTags is Config.RejectClientTags (headerTags reads it).
 	rejectClientTags bool
+	// parallelRelease gives back the request's max_parallel_requests slots when its
+	// handler returns, nil once a handler took them over (keepParallelSlot).
+	parallelRelease func()
+}
+
+// endParallel gives back the request's max_parallel_requests slots unless its handler
+// took them over.
+func (info *requestInfo) endParallel() {
+	if info.parallelRelease != nil {
+		info.parallelRelease()
+	}
+}
+
+// keepParallelSlot hands r's max_parallel_requests slots (a no-op func without any) to
+// work that goes on after r's handler returns: the caller must call the func returned
+// when that work ends (it may call it more than once). Called in r's handler.
+func keepParallelSlot(r *http.Request) func() {
+	info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo)
+	if !ok || info.parallelRelease == nil {
+		return func() {}
+	}
+	release := info.parallelRelease
+	info.parallelRelease = nil
+	return release
 }
 
 // RoutePattern returns the route r matched ("POST /api/v1/completions"), once the server
