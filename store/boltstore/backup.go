@@ -103,11 +103,14 @@ func Verify(ctx context.Context, path string, opts Options) error {
 }
 
 // Restore replaces the database file at path with a copy of the backup src, after Verify
-// passes on src. The file it replaces is kept beside it, renamed path.before-restore-
-// <UTC time> (returned as aside; "" when path did not exist). It holds path's lock while it
-// works, so a server running on path makes it fail with an error matching store.ErrLocked
-// and changes nothing; a server must not start on path until it returns.
+// passes on src. The file it replaces is kept beside it as path.before-restore-<UTC time>
+// (returned as aside; "" when path did not exist). It holds path's lock while it works, so
+// a server running on path makes it fail with an error matching store.ErrLocked and
+// changes nothing, and path is never missing meanwhile: a server starting during a restore
+// waits for it and then opens the restored file (OpenDriver opens path again when the file
+// there changed while it waited for the lock).
 func Restore(ctx context.Context, src, path string, opts Options) (aside string, err error) {
+	placeholder := false
 	if err := Verify(ctx, src, opts); err != nil {
 		return "", err
 	}
@@ -137,22 +140,51 @@ func Restore(ctx context.Context, src, path string, opts Options) (aside string,
 			}
 			aside = fmt.Sprintf("%s.before-restore-%s-%d", path, time.Now().UTC().Format("20060102T150405Z"), i)
 		}
-		if err := os.Rename(path, aside); err != nil {
-			return "", fileError("rename", path, err)
+		// A second name for the file rather than a rename: path never goes missing, so a
+		// server starting meanwhile opens it and waits for its lock (then finds the
+		// restored file there) instead of creating a new one the restore would replace.
+		if err := os.Link(path, aside); err != nil {
+			return "", fileError("keep a copy of", path, err)
 		}
-	} else if !os.IsNotExist(err) {
+	} else if os.IsNotExist(err) {
+		// No file to replace: an empty one holding the lock stands in its place, so a server
+		// starting meanwhile waits for the restored file rather than making one of its own
+		// that the restore would then replace under it.
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return "", fileError("create directory for", path, err)
+		}
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return "", fileError("create", path, err)
+		}
+		f.Close()
+		unlock, err := lockFile(path, opts.LockTimeout)
+		if err != nil {
+			return "", err
+		}
+		defer unlock()
+		placeholder = true
+	} else {
 		return "", fileError("stat", path, err)
 	}
+	if restoreLocked != nil {
+		restoreLocked()
+	}
 	if _, err := BackupFile(ctx, src, path, opts); err != nil {
+		if placeholder {
+			os.Remove(path)
+		}
 		if aside != "" {
-			if rerr := os.Rename(aside, path); rerr != nil {
-				return "", fmt.Errorf("%w (and putting %s back failed: %w)", err, aside, rerr)
-			}
+			os.Remove(aside) // path is still the file it names
 		}
 		return "", err
 	}
 	return aside, nil
 }
+
+// restoreLocked, when set (by tests), runs once Restore holds the lock of the file it
+// replaces.
+var restoreLocked func()
 
 // openReadOnly opens path for reading, with the checks Open makes first; it shares the
 // file's lock with other readers and waits opts.LockTimeout for a writer's.

@@ -71,18 +71,38 @@ func OpenDriver(path string, opts Options) (*Driver, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync})
-	if err != nil {
-		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("boltstore: %s: %w (waited %s)", path, store.ErrLocked, opts.LockTimeout)
+	var db *bolt.DB
+	for attempt := 0; ; attempt++ {
+		before, _ := os.Stat(path)
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync})
+		if err != nil {
+			if errors.Is(err, berrors.ErrTimeout) {
+				return nil, fmt.Errorf("boltstore: %s: %w (waited %s)", path, store.ErrLocked, opts.LockTimeout)
+			}
+			return nil, fileError("open", path, err)
 		}
-		return nil, fileError("open", path, err)
+		// A restore replaces the file at path while holding the lock of the one there: a
+		// process that opened the file before and waited for its lock holds the replaced
+		// file, whose writes nobody would read again. Open path again then (and once
+		// after creating it, as a restore may have put its file there meanwhile).
+		if attempt < 3 && !sameFile(before, path) {
+			db.Close()
+			continue
+		}
+		break
 	}
 	d := &Driver{db: db}
 	if !opts.NoGroupCommit {
 		d.group = &groupCommit{db: db, maxSize: 1000}
 	}
 	return d, nil
+}
+
+// sameFile reports whether the file at path is still before (nil: there was none).
+func sameFile(before os.FileInfo, path string) bool {
+	now, err := os.Stat(path)
+	return before != nil && err == nil && os.SameFile(before, now)
 }
 
 func wrap(err error) error {
