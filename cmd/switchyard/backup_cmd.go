@@ -156,7 +156,7 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	dst := *out
 	if dst == "" {
-		dst = filepath.Join(*data, "backups", "switchyard-"+time.Now().UTC().Format("20060102T150405.000Z")+".db")
+		dst = boltstore.SnapshotPath(filepath.Join(*data, "backups"), time.Now())
 	}
 	n, err := boltstore.BackupFile(ctx, src, dst, boltstore.Options{})
 	if errors.Is(err, store.ErrLocked) {

@@ -43,6 +43,12 @@ const (
 	snapshotLayout = "20060102T150405.000Z"
 )
 
+// SnapshotPath is the path of a backup taken at t in dir, named as Snapshots names (and
+// List and Keep count) its own: switchyard-<UTC time to the millisecond>.db.
+func SnapshotPath(dir string, t time.Time) string {
+	return filepath.Join(dir, snapshotPrefix+t.UTC().Format(snapshotLayout)+snapshotSuffix)
+}
+
 // Snapshot is one backup Snapshots keeps.
 type Snapshot struct {
 	Path  string
@@ -89,12 +95,12 @@ func (s *Snapshots) Take(ctx context.Context) (Snapshot, error) {
 		return Snapshot{}, errors.New("boltstore: Snapshots needs a Driver and a Dir")
 	}
 	now := s.now().UTC()
-	path := filepath.Join(s.Dir, snapshotPrefix+now.Format(snapshotLayout)+snapshotSuffix)
+	path := SnapshotPath(s.Dir, now)
 	if _, err := os.Stat(path); err == nil {
 		// Two in one millisecond (a request beside the schedule): the later one waits for
 		// a name of its own.
 		now = now.Add(time.Millisecond)
-		path = filepath.Join(s.Dir, snapshotPrefix+now.Format(snapshotLayout)+snapshotSuffix)
+		path = SnapshotPath(s.Dir, now)
 	}
 	n, err := s.Driver.BackupTo(ctx, path)
 	if err != nil {
@@ -139,31 +145,24 @@ func (s *Snapshots) Run(ctx context.Context, now <-chan struct{}) {
 		}
 		log.Info("backup written", "path", snap.Path, "bytes", snap.Size, "reason", why, "took", time.Since(start).Round(time.Millisecond).String())
 	}
-	var next <-chan time.Time
+	var next <-chan time.Time // nil, which never fires, without a schedule
+	var timer *time.Timer
 	if s.Every > 0 {
 		wait := time.Duration(0)
 		if kept, err := s.List(); err == nil && len(kept) > 0 {
 			wait = max(s.Every-s.now().Sub(kept[len(kept)-1].Taken), 0)
 		}
-		timer := time.NewTimer(wait)
+		timer = time.NewTimer(wait)
 		defer timer.Stop()
 		next = timer.C
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-next:
-				take("schedule")
-				timer.Reset(s.Every)
-			case <-now:
-				take("asked")
-			}
-		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-next:
+			take("schedule")
+			timer.Reset(s.Every)
 		case <-now:
 			take("asked")
 		}
