@@ -228,7 +228,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 // *ValidationError), and refuses (ErrModelNotAllowed) a model scope's budget does not allow:
 // the checks of req alone that prepare makes before it reads or takes anything.
 func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []target, err error) {
-	req.userAgent = scope.UserAgent
+	req.userAgent, req.inheritedTags = scope.UserAgent, scope.InheritedTags
 	primary, fallback, err = g.validate(req)
 	if err != nil {
 		return nil, nil, err

@@ -286,7 +286,7 @@ func (g *Gateway) enterOp(ctx context.Context, scope Scope, asked string, tags [
 // which the model name asked resolved to: its start and timing, once the budget's model
 // restrictions allow the targets.
 func (g *Gateway) opPlan(scope Scope, asked string, tags []string, targets []target) (*plan, error) {
-	targets, err := g.tagTargets(asked, tags, scope.UserAgent, targets)
+	targets, err := g.tagTargets(asked, scope.tagAsk(tags), targets)
 	if err != nil {
 		return nil, err
 	}

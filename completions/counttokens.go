@@ -18,7 +18,7 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 	if req == nil {
 		return 0, errNilRequest()
 	}
-	req.userAgent = scope.UserAgent
+	req.userAgent, req.inheritedTags = scope.UserAgent, scope.InheritedTags
 	primary, fallback, err := g.validate(req)
 	if err != nil {
 		return 0, err

@@ -191,6 +191,10 @@ type Scope struct {
 	// group whose TagRegex patterns match it are selected as if the request carried
 	// their tags (LiteLLM's tag_regex, e.g. Claude Code's traffic to its own deployment).
 	UserAgent string
+	// InheritedTags are the tags of the virtual key and team the request is made with
+	// (already among the request's tags): a tag-filtered model group's TagFailOpen never
+	// drops a "!tag" or "&tag" of these (LiteLLM's metadata.inherited_tags).
+	InheritedTags []string
 	// BackgroundDone, when set, is called once a background response's run
 	// (StartBackgroundResponse) has ended, however it ended (not when it is refused
 	// before it starts): the server gives back the request's max_parallel_requests slots

@@ -401,7 +401,7 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 		return nil, err
 	}
 	// The members the request's tags leave out are not asked whether they take it.
-	if targets, err = g.tagTargets(model, req.Tags, scope.UserAgent, targets); err != nil {
+	if targets, err = g.tagTargets(model, scope.tagAsk(req.Tags), targets); err != nil {
 		return nil, err
 	}
 	for _, t := range targets {

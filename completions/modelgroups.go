@@ -114,6 +114,21 @@ type ModelGroup struct {
 	// whose User-Agent matches none, and who sends no tag a member carries, gets the
 	// members tagged "default" (none: a *TagRoutingError), as on LiteLLM.
 	TagRegex [][]string `json:"tag_regex,omitempty"`
+	// TagFailOpen, with TagFiltering, routes a request whose "!tag" or "&tag" marks (or
+	// plain tags) leave no member to the members tagged "default" (else all) instead of
+	// failing it (LiteLLM's model_info.allow_fail_open): the request's own marks are then
+	// dropped, but never those of its key or team (Scope.InheritedTags), and never when an
+	// "&tag" no member carries hides members the request's other marks select (an invented
+	// tag is not a reason to degrade). A request the kept marks leave no member still fails.
+	TagFailOpen bool `json:"tag_fail_open,omitempty"`
+	// TagRoutePrefix, with TagFiltering, marks the request tags meant for routing (LiteLLM's
+	// router_settings.tag_routing_prefix, e.g. "route:"; it must end with ':'): a tag
+	// starting with it is matched without it ("route:!provider:openai" leaves out the
+	// members tagged provider:openai), and counts as one the group knows even when no
+	// member carries it — an unmatched plain one fails the request rather than falling
+	// back to the "default" members, and an "&" one never stops TagFailOpen. Tags without
+	// it are matched as they are.
+	TagRoutePrefix string `json:"tag_routing_prefix,omitempty"`
 	// Params, when given, are the members' default request parameters: one per model, in
 	// the order of Models (a zero MemberParams sets none), as LiteLLM's deployment
 	// temperature, max_tokens and the like. A model's parameters hold wherever it is
@@ -318,7 +333,7 @@ func (g *Gateway) groupFallbacks(list []string, req *Request) ([]target, error) 
 		fg, isGroup := g.routes().groups[f]
 		models := []string{f}
 		if isGroup {
-			models, _ = fg.tagMembers(req.Tags, req.userAgent) // none fit: the group is passed over
+			models, _ = fg.tagMembers(req.tagAsk()) // none fit: the group is passed over
 		}
 		ts, err := g.resolve("model", models, req.Search, req.ephemeral)
 		if err != nil {
@@ -414,7 +429,7 @@ func (g *Gateway) ModelGroups() []string {
 // the names are resolved (dedupeTargets). A group the tags select no member of is left out;
 // when it is the only one of models, the error is a *TagRoutingError, returned with the
 // group and its name (and no models): its fallbacks may still fit the tags.
-func (g *Gateway) expandGroups(models []string, bare bool, tags []string, userAgent string) (out []string, origin []int, only *ModelGroup, name string, err error) {
+func (g *Gateway) expandGroups(models []string, bare bool, ask tagAsk) (out []string, origin []int, only *ModelGroup, name string, err error) {
 	rt := g.routes()
 	group := func(m string) (ModelGroup, bool) {
 		grp, ok := rt.groups[m]
@@ -438,9 +453,9 @@ func (g *Gateway) expandGroups(models []string, bare bool, tags []string, userAg
 			}
 			continue
 		}
-		members, fit := grp.tagMembers(tags, userAgent)
+		members, fit := grp.tagMembers(ask)
 		if !fit && len(models) == 1 {
-			return nil, nil, &grp, m, &TagRoutingError{Model: m, Tags: routingTags(tags)}
+			return nil, nil, &grp, m, &TagRoutingError{Model: m, Tags: routingTags(ask.tags)}
 		}
 		for _, gm := range members {
 			out, origin = append(out, gm), append(origin, i)

@@ -35,7 +35,7 @@ func TestTagMembersMarks(t *testing.T) {
 		{[]string{"&nobody"}, nil},
 		{[]string{"free"}, []string{"eu-free", "us-free"}}, // unmarked: as before
 	} {
-		got, ok := grp.tagMembers(c.tags, "")
+		got, ok := grp.tagMembers(tagAsk{tags: c.tags})
 		if c.want == nil {
 			if ok {
 				t.Errorf("tags %v: members %v, want refused", c.tags, got)
@@ -49,12 +49,12 @@ func TestTagMembersMarks(t *testing.T) {
 
 	// Match all counts the plain tags only.
 	grp.TagMatchAll = true
-	if got, ok := grp.tagMembers([]string{"free", "eu", "!paid"}, ""); !ok || !slices.Equal(got, []string{"eu-free"}) {
+	if got, ok := grp.tagMembers(tagAsk{tags: []string{"free", "eu", "!paid"}}); !ok || !slices.Equal(got, []string{"eu-free"}) {
 		t.Errorf("match all: %v %v, want [eu-free]", got, ok)
 	}
 	// Without a default member, exclusions alone keep every member left.
 	nodefault := ModelGroup{Models: []string{"a", "b"}, Tags: [][]string{{"x"}, {"y"}}, TagFiltering: true}
-	if got, ok := nodefault.tagMembers([]string{"!x"}, ""); !ok || !slices.Equal(got, []string{"b"}) {
+	if got, ok := nodefault.tagMembers(tagAsk{tags: []string{"!x"}}); !ok || !slices.Equal(got, []string{"b"}) {
 		t.Errorf("no default, !x: %v %v, want [b]", got, ok)
 	}
 }
@@ -126,7 +126,7 @@ func TestTagMembersUserAgent(t *testing.T) {
 		{[]string{"!x"}, codex, []string{"dflt"}},
 		{[]string{"!default"}, curl, nil},
 	} {
-		got, ok := grp.tagMembers(c.tags, c.agent)
+		got, ok := grp.tagMembers(tagAsk{tags: c.tags, userAgent: c.agent})
 		if c.want == nil {
 			if ok {
 				t.Errorf("tags %v, %q: %v, want refused", c.tags, c.agent, got)
@@ -138,7 +138,7 @@ func TestTagMembersUserAgent(t *testing.T) {
 		}
 	}
 	grp.TagMatchAll = true
-	if got, ok := grp.tagMembers(nil, codex); !ok || !slices.Equal(got, []string{"dflt"}) {
+	if got, ok := grp.tagMembers(tagAsk{tags: nil, userAgent: codex}); !ok || !slices.Equal(got, []string{"dflt"}) {
 		t.Errorf("match all, codex: %v %v, want [dflt] (the tagged member's pattern does not select it)", got, ok)
 	}
 	if err := CheckTagPatterns("tag_regex", []string{"(unclosed"}); err == nil || !strings.Contains(err.Error(), "tag_regex") {
@@ -174,7 +174,7 @@ func BenchmarkTagMembers(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := grp.tagMembers(c.tags, c.agent); !ok {
+				if _, ok := grp.tagMembers(tagAsk{tags: c.tags, userAgent: c.agent}); !ok {
 					b.Fatal("refused")
 				}
 			}

@@ -44,6 +44,15 @@ func checkTagRouting(name string, g ModelGroup) error {
 	if g.TagMatchAll && !g.TagFiltering {
 		return fmt.Errorf("%w: model group %q: tag_match_all needs tag_filtering: true", ErrInvalid, name)
 	}
+	if g.TagFailOpen && !g.TagFiltering {
+		return fmt.Errorf("%w: model group %q: tag_fail_open needs tag_filtering: true", ErrInvalid, name)
+	}
+	if err := CheckTagRoutePrefix(g.TagRoutePrefix); err != nil {
+		return fmt.Errorf("%w: model group %q: tag_routing_prefix: %w", ErrInvalid, name, err)
+	}
+	if g.TagRoutePrefix != "" && !g.TagFiltering {
+		return fmt.Errorf("%w: model group %q: tag_routing_prefix needs tag_filtering: true", ErrInvalid, name)
+	}
 	if err := checkTagRegex(name, g); err != nil {
 		return err
 	}
@@ -57,6 +66,20 @@ func checkTagRouting(name string, g ModelGroup) error {
 		if err := CheckDeploymentTags(fmt.Sprintf("tags[%d]", i), tags); err != nil {
 			return fmt.Errorf("model group %q: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// CheckTagRoutePrefix validates a tag-routing prefix (ModelGroup.TagRoutePrefix; "" for
+// none): 2-32 letters, digits or . _ / - ending with ':' (a request's tag holds a mark
+// only right after a ':', CheckTags), as "route:".
+func CheckTagRoutePrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	body, ok := strings.CutSuffix(prefix, ":")
+	if !ok || body == "" || len(prefix) > 32 || !tagChars(body) || strings.ContainsAny(body, "!&") {
+		return fmt.Errorf("%q must be 2-32 letters, digits or . _ : / - ending with ':' (as \"route:\")", prefix)
 	}
 	return nil
 }
@@ -117,26 +140,47 @@ func routingTags(tags []string) []string {
 // isBatchTag reports whether t is a batch's own tag (BatchTagPrefix).
 func isBatchTag(t string) bool { return strings.HasPrefix(t, BatchTagPrefix) }
 
-// tagMembers returns the members of grp a request with tags from a caller with userAgent
-// may use, as LiteLLM's tag-based routing (router_settings.enable_tag_filtering) picks
-// them; false when none may:
+// tagAsk is what selects the members of a tag-filtered model group for one request.
+type tagAsk struct {
+	// tags are the request's tags, its key's and team's among them.
+	tags []string
+	// userAgent is the caller's User-Agent (Scope.UserAgent), for TagRegex.
+	userAgent string
+	// inherited are the key's and team's tags (Scope.InheritedTags), for TagFailOpen.
+	inherited []string
+}
+
+// tagAsk is what selects the members of a tag-filtered group for req.
+func (r *Request) tagAsk() tagAsk {
+	return tagAsk{tags: r.Tags, userAgent: r.userAgent, inherited: r.inheritedTags}
+}
+
+// tagAsk is what selects the members of a tag-filtered group for a request of s with tags.
+func (s Scope) tagAsk(tags []string) tagAsk {
+	return tagAsk{tags: tags, userAgent: s.UserAgent, inherited: s.InheritedTags}
+}
+
+// tagMembers returns the members of grp the request ask describes may use, as LiteLLM's
+// tag-based routing (router_settings.enable_tag_filtering) picks them; false when none may:
 //   - without TagFiltering, every member (grp.Models itself: nothing is allocated);
+//   - tags starting with TagRoutePrefix are matched without it;
 //   - a request's "!tag" leaves out the members carrying tag, its "&tag" keeps only those
 //     carrying tag; of the members left, a request with plain tags (or, without "&" tags,
 //     from a caller whose User-Agent some member left has TagRegex patterns for) uses
 //     those carrying one of them (all of them with TagMatchAll) or one of whose patterns
 //     matches the User-Agent (with TagMatchAll, only members without tags of their own);
 //     when none does, those left tagged DefaultTag — unless one of the plain tags is a tag
-//     of some member of the group (the request asked for those members, and they do not
-//     fit), or none left is tagged DefaultTag: then none;
+//     of some member of the group or came with TagRoutePrefix (the request asked for
+//     those members, and they do not fit), or none left is tagged DefaultTag: then none;
 //   - a request with marked tags only: the members left; with exclusions only, of the
 //     group's members tagged DefaultTag (when it has some) those left;
-//   - a request without tags: the members tagged DefaultTag, else every member.
-func (grp *ModelGroup) tagMembers(tags []string, userAgent string) ([]string, bool) {
+//   - a request without tags: the members tagged DefaultTag, else every member;
+//   - where the above gives none, with TagFailOpen, those failOpen gives.
+func (grp *ModelGroup) tagMembers(ask tagAsk) ([]string, bool) {
 	if !grp.TagFiltering {
 		return grp.Models, true
 	}
-	tags = routingTags(tags)
+	tags, confirmed := grp.unprefixTags(routingTags(ask.tags))
 	plain, requires, marked := 0, false, false
 	for _, t := range tags {
 		switch tagMark(t) {
@@ -148,7 +192,7 @@ func (grp *ModelGroup) tagMembers(tags []string, userAgent string) ([]string, bo
 			plain++
 		}
 	}
-	byAgent := userAgent != "" && !requires && grp.agentPatternsLeft(tags)
+	byAgent := ask.userAgent != "" && !requires && grp.agentPatternsLeft(tags)
 	switch {
 	case plain == 0 && !byAgent && !marked:
 		if defaults := grp.defaultMembers(); len(defaults) > 0 {
@@ -164,13 +208,19 @@ func (grp *ModelGroup) tagMembers(tags []string, userAgent string) ([]string, bo
 				left = append(left, m)
 			}
 		}
-		return left, len(left) > 0
+		if len(left) == 0 {
+			return grp.failOpen(tags, ask.inherited, confirmed)
+		}
+		return left, true
 	}
 	var matched, defaults []string
 	known := false
+	for _, t := range confirmed {
+		known = known || tagMark(t) == 0
+	}
 	header := ""
 	if byAgent {
-		header = "User-Agent: " + userAgent
+		header = "User-Agent: " + ask.userAgent
 	}
 	for i, m := range grp.Models {
 		own := grp.memberTags(i)
@@ -200,7 +250,102 @@ func (grp *ModelGroup) tagMembers(tags []string, userAgent string) ([]string, bo
 	case len(defaults) > 0 && !known:
 		return defaults, true
 	}
-	return nil, false
+	return grp.failOpen(tags, ask.inherited, confirmed)
+}
+
+// unprefixTags returns tags with TagRoutePrefix taken off those starting with it, and
+// those (without it) apart: the caller's routing directives. Without such a tag (the usual
+// case) tags itself is returned and nothing is allocated.
+func (grp *ModelGroup) unprefixTags(tags []string) (out, confirmed []string) {
+	prefix := grp.TagRoutePrefix
+	if prefix == "" || !slices.ContainsFunc(tags, func(t string) bool { return strings.HasPrefix(t, prefix) }) {
+		return tags, nil
+	}
+	out = make([]string, 0, len(tags))
+	for _, t := range tags {
+		bare, ok := strings.CutPrefix(t, prefix)
+		switch {
+		case !ok:
+			out = append(out, t)
+		case bare != "":
+			out, confirmed = append(out, bare), append(confirmed, bare)
+		}
+	}
+	return out, confirmed
+}
+
+// failOpen gives the members a request whose tags (TagRoutePrefix taken off; confirmed:
+// those that had it) select none falls back to with TagFailOpen (LiteLLM's
+// allow_fail_open): of the members passing the marks of tags that the key's or team's
+// tags (inherited) hold too, those tagged DefaultTag, else all of them. None (false)
+// without TagFailOpen, when those marks leave no member, or when an "&tag" no member
+// carries (and not confirmed) is what hides the members the request's other marks select.
+func (grp *ModelGroup) failOpen(tags, inherited, confirmed []string) ([]string, bool) {
+	if !grp.TagFailOpen || grp.inventedTagHidesMembers(tags, confirmed) {
+		return nil, false
+	}
+	inherited, _ = grp.unprefixTags(routingTags(inherited))
+	var kept []string
+	for _, t := range tags {
+		if tagMark(t) != 0 && slices.Contains(inherited, t) {
+			kept = append(kept, t)
+		}
+	}
+	var left, defaults []string
+	for i, m := range grp.Models {
+		own := grp.memberTags(i)
+		if !fitsMarks(own, kept) {
+			continue
+		}
+		left = append(left, m)
+		if slices.Contains(own, DefaultTag) {
+			defaults = append(defaults, m)
+		}
+	}
+	if len(defaults) > 0 {
+		return defaults, true
+	}
+	return left, len(left) > 0
+}
+
+// inventedTagHidesMembers reports whether some of the "&" tags among tags are carried by
+// no member (and were not confirmed routing directives) while the others, with the "!"
+// tags, select some member: the invented tag alone emptied the request's members, and
+// TagFailOpen must not route around it.
+func (grp *ModelGroup) inventedTagHidesMembers(tags, confirmed []string) bool {
+	var probe []string
+	invented := false
+	for _, t := range tags {
+		switch tagMark(t) {
+		case ExcludeTagMark:
+			probe = append(probe, t)
+		case RequireTagMark:
+			if grp.carries(t[1:]) || slices.Contains(confirmed, t) {
+				probe = append(probe, t)
+			} else {
+				invented = true
+			}
+		}
+	}
+	if !invented || !slices.ContainsFunc(probe, func(t string) bool { return tagMark(t) == RequireTagMark }) {
+		return false
+	}
+	for i := range grp.Models {
+		if fitsMarks(grp.memberTags(i), probe) {
+			return true
+		}
+	}
+	return false
+}
+
+// carries reports whether some member of grp carries tag.
+func (grp *ModelGroup) carries(tag string) bool {
+	for i := range grp.Models {
+		if slices.Contains(grp.memberTags(i), tag) {
+			return true
+		}
+	}
+	return false
 }
 
 // agentPatternsLeft reports whether a member the marked tags among tags leave has
@@ -312,12 +457,12 @@ func fitsMarks(own, tags []string) bool {
 // returned as they are. The targets are matched to the members by name, not position:
 // the routes may have been replaced (SetRoutes) since they were resolved, and a target
 // the group in force does not select is never kept.
-func (g *Gateway) tagTargets(asked string, tags []string, userAgent string, targets []target) ([]target, error) {
+func (g *Gateway) tagTargets(asked string, ask tagAsk, targets []target) ([]target, error) {
 	grp, ok := g.routes().groups[asked]
 	if !ok || !grp.TagFiltering {
 		return targets, nil
 	}
-	members, fit := grp.tagMembers(tags, userAgent)
+	members, fit := grp.tagMembers(ask)
 	kept := make([]target, 0, len(members))
 	for _, t := range targets {
 		if fit && slices.Contains(members, t.name) {
@@ -325,7 +470,7 @@ func (g *Gateway) tagTargets(asked string, tags []string, userAgent string, targ
 		}
 	}
 	if len(kept) == 0 {
-		return nil, &TagRoutingError{Model: asked, Tags: routingTags(tags)}
+		return nil, &TagRoutingError{Model: asked, Tags: routingTags(ask.tags)}
 	}
 	return kept, nil
 }

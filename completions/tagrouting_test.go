@@ -176,9 +176,9 @@ func TestTagMembersAllocatesNothingOff(t *testing.T) {
 	on := ModelGroup{Models: []string{"a/m", "b/m"}, Tags: [][]string{{"x"}, {"y"}}, TagFiltering: true}
 	tags := []string{"x", "batch:b1"}
 	for name, f := range map[string]func(){
-		"off":              func() { off.tagMembers(tags, "") },
-		"on, untagged":     func() { on.tagMembers(nil, "") },
-		"on, batch tag":    func() { on.tagMembers([]string{"batch:b1"}, "") },
+		"off":              func() { off.tagMembers(tagAsk{tags: tags}) },
+		"on, untagged":     func() { on.tagMembers(tagAsk{tags: nil}) },
+		"on, batch tag":    func() { on.tagMembers(tagAsk{tags: []string{"batch:b1"}}) },
 		"routingTags none": func() { routingTags([]string{"x", "y"}) },
 	} {
 		if n := testing.AllocsPerRun(100, f); n != 0 {
@@ -189,9 +189,9 @@ func TestTagMembersAllocatesNothingOff(t *testing.T) {
 		o.ModelGroups = map[string]ModelGroup{"plain": {Models: []string{"a/m", "b/m"}}, "tagged": off}
 	})
 	models := []string{"plain"}
-	plain := testing.AllocsPerRun(100, func() { h.g.expandGroups(models, true, tags, "") })
+	plain := testing.AllocsPerRun(100, func() { h.g.expandGroups(models, true, tagAsk{tags: tags}) })
 	models2 := []string{"tagged"}
-	tagged := testing.AllocsPerRun(100, func() { h.g.expandGroups(models2, true, tags, "") })
+	tagged := testing.AllocsPerRun(100, func() { h.g.expandGroups(models2, true, tagAsk{tags: tags}) })
 	if tagged != plain {
 		t.Errorf("expanding a group with tags but no filtering: %v allocations, %v without tags", tagged, plain)
 	}

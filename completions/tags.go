@@ -18,7 +18,8 @@ const BatchTagPrefix = "batch:"
 // one batch:<id> tag), each 1-64 characters of letters, digits and . _ : / - (they become
 // keys of the usage log's totals, and a header carries them comma-separated), which may
 // start with one of LiteLLM's tag-routing marks: "!" (ExcludeTagMark: the deployments
-// carrying the rest are left out) or "&" (RequireTagMark: only those carrying it).
+// carrying the rest are left out) or "&" (RequireTagMark: only those carrying it); a mark
+// may also follow a ':' (after a tag-routing prefix: ModelGroup.TagRoutePrefix).
 func CheckTags(field string, tags []string) error {
 	n := len(tags)
 	for _, t := range tags {
@@ -35,10 +36,8 @@ func CheckTags(field string, tags []string) error {
 		if tagMark(t) != 0 {
 			bare = t[1:]
 		}
-		if bare == "" || len(t) > 64 || strings.IndexFunc(bare, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/-", r))
-		}) >= 0 {
-			return invalid(field, "tag %d %q must be 1-64 letters, digits or . _ : / - (after a leading ! or &)", i, t)
+		if bare == "" || len(t) > 64 || !tagChars(bare) {
+			return invalid(field, "tag %d %q must be 1-64 letters, digits or . _ : / - (after a leading ! or &, or one right after a :)", i, t)
 		}
 	}
 	return nil
@@ -52,16 +51,32 @@ const (
 	RequireTagMark = '&'
 )
 
+// tagChars reports whether bare, a tag after its mark, is letters, digits and . _ : / -,
+// with at most one mark right after each ':' and not last: a tag_routing_prefix such as
+// "route:" (ModelGroup.TagRoutePrefix) goes before the mark ("route:!provider:openai").
+func tagChars(bare string) bool {
+	for i := 0; i < len(bare); i++ {
+		c := bare[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:/-", c) >= 0:
+		case (c == ExcludeTagMark || c == RequireTagMark) && i > 0 && bare[i-1] == ':' && i+1 < len(bare) && bare[i+1] != ExcludeTagMark && bare[i+1] != RequireTagMark:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // CheckDeploymentTags validates the tags of a deployment (a model group member) or the
-// name of a tag as CheckTags does, refusing the marks a request's tags may start with:
+// name of a tag as CheckTags does, refusing the marks a request's tags may hold:
 // a deployment carries tags, it does not exclude or require them.
 func CheckDeploymentTags(field string, tags []string) error {
 	if err := CheckTags(field, tags); err != nil {
 		return err
 	}
 	for i, t := range tags {
-		if tagMark(t) != 0 {
-			return invalid(field, "tag %d %q must not start with %q: ! and & mark a request's tags (leave out, require)", i, t, t[0])
+		if j := strings.IndexAny(t, "!&"); j >= 0 {
+			return invalid(field, "tag %d %q must not hold %q: ! and & mark a request's tags (leave out, require)", i, t, t[j])
 		}
 	}
 	return nil

@@ -156,6 +156,8 @@ type Request struct {
 	maxTemperature float64
 	// userAgent is Scope.UserAgent, for the tag patterns of tag-filtered groups.
 	userAgent string
+	// inheritedTags is Scope.InheritedTags, for the TagFailOpen of tag-filtered groups.
+	inheritedTags []string
 	// ephemeral requests (the OpenAI-compatible surface) keep no conversation.
 	ephemeral bool
 	// unaskedReasoning shows reasoning a model sends though the request asked for none

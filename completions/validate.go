@@ -76,7 +76,7 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	if err := g.checkServed(req); err != nil {
 		return nil, nil, err
 	}
-	models, modelsFrom, group, groupName, err := g.expandGroups(req.Models, req.ephemeral, req.Tags, req.userAgent)
+	models, modelsFrom, group, groupName, err := g.expandGroups(req.Models, req.ephemeral, req.tagAsk())
 	// A group none of whose members the tags select: as LiteLLM's router, whose tag error
 	// goes on to the group's fallbacks (and the request's) as any other failure does, its
 	// fallbacks that fit the tags are tried; the error stands when none does.
@@ -92,7 +92,7 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		unfit = &TagRoutingError{Model: strings.Join(req.Models, ","), Tags: routingTags(req.Tags)}
 	}
 	// A fallback group none of whose members the tags select is passed over.
-	fallbacks, fallbacksFrom, _, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral, req.Tags, req.userAgent)
+	fallbacks, fallbacksFrom, _, _, _ := g.expandGroups(req.FallbackModels, req.ephemeral, req.tagAsk())
 	req.group, req.groupName = group, groupName
 	if len(models) > MaxModels {
 		return nil, nil, invalid("models", "at most %d models once model groups are expanded, got %d", MaxModels, len(models))

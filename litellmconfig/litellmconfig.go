@@ -209,8 +209,8 @@ var (
 	topKeys     = []string{"model_list", "router_settings", "litellm_settings", "general_settings"}
 	entryKeys   = []string{"model_name", "litellm_params", "model_info"}
 	paramKeys   = []string{"model", "api_base", "api_key", "api_version", "rpm", "tpm", "max_parallel_requests", "weight", "timeout", "stream_timeout", "aws_region_name", "aws_access_key_id", "aws_secret_access_key", "aws_session_token", "aws_profile_name", "vertex_project", "vertex_location", "vertex_credentials", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "tags", "tag_regex", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "seed", "frequency_penalty", "presence_penalty", "reasoning_effort", "extra_headers", "organization"}
-	infoKeys    = []string{"id", "db_model", "base_model", "mode", "enable_tag_filtering", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
-	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any"}
+	infoKeys    = []string{"id", "db_model", "base_model", "mode", "enable_tag_filtering", "allow_fail_open", "input_cost_per_token", "output_cost_per_token", "cache_read_input_token_cost", "cache_creation_input_token_cost", "max_tokens", "max_input_tokens", "max_output_tokens"}
+	routerKeys  = []string{"routing_strategy", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "num_retries", "timeout", "model_group_alias", "allowed_fails", "cooldown_time", "disable_cooldowns", "enable_tag_filtering", "tag_filtering_match_any", "tag_routing_prefix"}
 	litellmKeys = []string{"max_budget", "budget_duration", "fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks", "num_retries", "request_timeout", "drop_params",
 		"callbacks", "success_callback", "failure_callback", // the callbacks: read (or warned about) by parser.callbacks
 		"enable_end_user_cost_tracking_prometheus_only"}
@@ -242,6 +242,8 @@ type deployment struct {
 	// tagFiltering is its model_info.enable_tag_filtering (nil: not set): its model
 	// group's own setting, over router_settings'.
 	tagFiltering *bool
+	// failOpen is its model_info.allow_fail_open: its model group's TagFailOpen.
+	failOpen bool
 	// params are its default request parameters (litellm_params temperature, max_tokens…).
 	params completions.MemberParams
 }
@@ -637,6 +639,13 @@ func (p *parser) deployment(path, name string, nth int, ownID string, params, in
 			return nil, &Error{Path: path + ".model_info.enable_tag_filtering", Message: "must be true or false, got " + kind(v)}
 		}
 		d.tagFiltering = &b
+	}
+	if v, ok := info["allow_fail_open"]; ok && v != nil {
+		b, isBool := v.(bool)
+		if !isBool {
+			return nil, &Error{Path: path + ".model_info.allow_fail_open", Message: "must be true or false, got " + kind(v)}
+		}
+		d.failOpen = b
 	}
 	pc, err := p.providerEntry(pp, prov, params)
 	if err != nil {
@@ -1940,9 +1949,10 @@ func (p *parser) settings(router, litellm, general map[string]any) error {
 	return nil
 }
 
-// tagFiltering reads router_settings.enable_tag_filtering and tag_filtering_match_any
-// (LiteLLM's default true: a deployment carrying any of the request's tags) into every
-// model group (completions.ModelGroup.TagFiltering, TagMatchAll), and warns about tags
+// tagFiltering reads router_settings.enable_tag_filtering, tag_filtering_match_any
+// (LiteLLM's default true: a deployment carrying any of the request's tags),
+// tag_routing_prefix and the deployments' model_info.allow_fail_open into every model
+// group (completions.ModelGroup.TagFiltering, TagMatchAll, TagRoutePrefix, TagFailOpen), and warns about tags
 // that select nothing: on deployments while filtering is off, or on a model_name with '/'
 // (not a model group here).
 func (p *parser) tagFiltering(router map[string]any, deps []deployment) error {
@@ -1982,6 +1992,22 @@ func (p *parser) tagFiltering(router map[string]any, deps []deployment) error {
 		}
 		return on
 	}
+	prefix := ""
+	if v, ok := router["tag_routing_prefix"]; ok && v != nil {
+		s, isString := v.(string)
+		if !isString {
+			return &Error{Path: "router_settings.tag_routing_prefix", Message: "must be a string, got " + kind(v)}
+		}
+		if err := completions.CheckTagRoutePrefix(s); err != nil {
+			return &Error{Path: "router_settings.tag_routing_prefix", Message: err.Error()}
+		}
+		prefix = s
+	}
+	// allow_fail_open: LiteLLM's router checks any one deployment of the group.
+	failOpen := map[string]bool{}
+	for _, d := range deps {
+		failOpen[d.name] = failOpen[d.name] || d.failOpen
+	}
 	anyOwnOn := slices.Contains(slices.Collect(maps.Values(own)), true)
 	if !matchAny && !on && !anyOwnOn {
 		p.cfg.Warnings = append(p.cfg.Warnings, "router_settings.tag_filtering_match_any: false does nothing without enable_tag_filtering: true")
@@ -2001,9 +2027,21 @@ func (p *parser) tagFiltering(router map[string]any, deps []deployment) error {
 	}
 	for name, g := range p.cfg.ModelGroups {
 		if filtered(name) {
-			g.TagFiltering, g.TagMatchAll = true, !matchAny
+			g.TagFiltering, g.TagMatchAll, g.TagRoutePrefix = true, !matchAny, prefix
+			g.TagFailOpen = failOpen[name]
+			if target, ok := p.aliasOf[name]; ok {
+				g.TagFailOpen = failOpen[target]
+			}
 			p.cfg.ModelGroups[name] = g
 		}
+	}
+	for name, open := range failOpen {
+		if open && !filtered(name) {
+			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("model_info.allow_fail_open of %q does nothing without tag filtering (router_settings.enable_tag_filtering or its model_info.enable_tag_filtering)", name))
+		}
+	}
+	if prefix != "" && !on && !anyOwnOn {
+		p.cfg.Warnings = append(p.cfg.Warnings, "router_settings.tag_routing_prefix does nothing without enable_tag_filtering: true")
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func TestTagRoutingConfigBadTags(t *testing.T) {
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: ["two words"]}}]`:                                   `model_list[0].litellm_params.tags: tag 0 "two words" must be 1-64 letters`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [""]}}]`:                                            `model_list[0].litellm_params.tags: tag 0 ""`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tag_regex: "claude"}}]`:                                   `model_list[0].litellm_params.tag_regex: must be a list of regular expressions`,
-		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, "!paid"]}}]`:                                 `model_list[0].litellm_params.tags: tag 1 "!paid" must not start with '!'`,
+		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [free, "!paid"]}}]`:                                 `model_list[0].litellm_params.tags: tag 1 "!paid" must not hold '!'`,
 		`model_list: [{model_name: a, litellm_params: {model: openai/x, tags: [a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q]}}]`:             `model_list[0].litellm_params.tags: at most 16 tags`,
 		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {enable_tag_filtering: yes please}":   `router_settings.enable_tag_filtering: must be true or false`,
 		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {tag_filtering_match_any: \"false\"}": `router_settings.tag_filtering_match_any: must be true or false`,
@@ -140,5 +140,67 @@ router_settings: {enable_tag_filtering: true}
 	}
 	if _, err := Parse([]byte(`model_list: [{model_name: a, litellm_params: {model: openai/x}, model_info: {enable_tag_filtering: "yes"}}]`), env(map[string]string{"OPENAI_API_KEY": "sk"})); err == nil || !strings.Contains(err.Error(), "model_list[0].model_info.enable_tag_filtering: must be true or false") {
 		t.Errorf("a string: %v", err)
+	}
+}
+
+// TestTagFailOpenConfig: a deployment's model_info.allow_fail_open makes its group fail
+// open (LiteLLM checks any one member) and router_settings.tag_routing_prefix reaches every
+// filtered group; both warn when tag filtering is off, and bad values name their path.
+func TestTagFailOpenConfig(t *testing.T) {
+	c, err := Parse([]byte(`
+model_list:
+  - model_name: chat
+    litellm_params: {model: openai/gpt-4o, tags: ["provider:openai", "default"]}
+    model_info: {allow_fail_open: true}
+  - model_name: chat
+    litellm_params: {model: anthropic/claude-3-5-sonnet-20240620, tags: ["provider:anthropic"]}
+  - model_name: strict
+    litellm_params: {model: openai/gpt-4o-mini, tags: ["provider:openai"]}
+router_settings:
+  enable_tag_filtering: true
+  tag_routing_prefix: "route:"
+`), env(map[string]string{"ANTHROPIC_API_KEY": "k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := c.ModelGroups["chat"]; !g.TagFailOpen || g.TagRoutePrefix != "route:" {
+		t.Errorf("chat %+v: want fail open and the prefix", g)
+	}
+	if g := c.ModelGroups["strict"]; g.TagFailOpen || g.TagRoutePrefix != "route:" {
+		t.Errorf("strict %+v: want no fail open, the prefix", g)
+	}
+	for _, w := range c.Warnings {
+		if strings.Contains(w, "allow_fail_open") || strings.Contains(w, "tag_routing_prefix") {
+			t.Errorf("warning %q: both are supported", w)
+		}
+	}
+
+	c, err = Parse([]byte(`
+model_list:
+  - model_name: chat
+    litellm_params: {model: openai/gpt-4o}
+    model_info: {allow_fail_open: true}
+router_settings: {tag_routing_prefix: "route:"}
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := c.ModelGroups["chat"]; g.TagFailOpen || g.TagRoutePrefix != "" {
+		t.Errorf("filtering off: %+v, want neither set", g)
+	}
+	warned := strings.Join(c.Warnings, "\n")
+	if !strings.Contains(warned, "allow_fail_open") || !strings.Contains(warned, "tag_routing_prefix") {
+		t.Errorf("warnings %q: want both named as doing nothing without filtering", warned)
+	}
+
+	for cfg, want := range map[string]string{
+		"model_list: [{model_name: a, litellm_params: {model: openai/x}, model_info: {allow_fail_open: yes-please}}]":    `model_list[0].model_info.allow_fail_open: must be true or false`,
+		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {tag_routing_prefix: route}": `router_settings.tag_routing_prefix: "route" must be`,
+		"model_list: [{model_name: a, litellm_params: {model: openai/x}}]\nrouter_settings: {tag_routing_prefix: 3}":     `router_settings.tag_routing_prefix: must be a string`,
+	} {
+		_, err := Parse([]byte(cfg), env(nil))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", cfg, err, want)
+		}
 	}
 }

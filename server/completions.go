@@ -292,6 +292,7 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 		sc.ConversationOwner = p.Owner + "/" + v.KeyID
 		sc.KeyID, sc.TeamID, sc.UserID = v.KeyID, v.TeamID, v.UserID
 		sc.KeyAlias, sc.TeamAlias = v.KeyAlias, v.TeamAlias
+		sc.InheritedTags = v.Tags
 	}
 	return sc
 }
