@@ -143,6 +143,40 @@ func (g *Gateway) BeginRealtime(ctx context.Context, scope Scope, model string, 
 	return &RealtimeSession{g: g, p: p, begin: now, lastBill: now, t: p.targets[0]}, nil
 }
 
+// CheckRealtime reports whether a realtime session of scope with model would be admitted as
+// to its model, as BeginRealtime admits it (its errors naming the model,
+// ErrModelNotAllowed), without counting a request or reading any spend, and whether each
+// model it stands for is a priced realtime model (or an Azure OpenAI deployment): for
+// handing out an ephemeral client secret a session is opened with later.
+func (g *Gateway) CheckRealtime(scope Scope, model string) error {
+	if g.breakers == nil {
+		return ErrZeroGateway
+	}
+	if model == "" {
+		return invalid("model", "name the realtime model")
+	}
+	targets, err := g.realtimeTargets(model)
+	if err != nil {
+		return err
+	}
+	cat, _ := g.prices().(interface {
+		LookupRealtime(string) (providers.RealtimePrice, bool)
+	})
+	for _, t := range targets {
+		if _, azure := t.p.(*providers.Azure); azure {
+			continue // its deployments' names are its operator's
+		}
+		if cat == nil {
+			return invalid("model", "model %q: the price catalogue has no realtime prices", t.name)
+		}
+		if _, ok := cat.LookupRealtime(priceNameOf(g.prices(), t)); !ok {
+			return invalid("model", "model %q has no realtime API here (the catalogue prices no realtime model of that name)", t.name)
+		}
+	}
+	_, err = g.opPlan(scope, model, nil, targets)
+	return err
+}
+
 // Model is the "provider/model" of the session: the one dialled, the first the model named
 // before.
 func (s *RealtimeSession) Model() string {

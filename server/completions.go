@@ -150,6 +150,7 @@ func Completions(g *completions.Gateway) Option {
 		s.imageEditRoute(g)
 		s.audioRoutes(g)
 		s.realtimeRoutes(g)
+		s.realtimeSecretRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)
 		s.litellmRoutes(g)

@@ -198,6 +198,19 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	if model == "" {
 		model = r.URL.Query().Get("deployment")
 	}
+	secret := realtimeSecretOf(r)
+	if secret != nil {
+		if model != "" && model != secret.Model {
+			ae := Errorf(http.StatusBadRequest, KindBadRequest, "this client secret opens sessions of %s, not %s", secret.Model, model)
+			ae.Param = "model"
+			return s.openAIError(w, r, ae)
+		}
+		if realtimeBeta(r) && secret.Session != nil {
+			return s.openAIError(w, r, Errorf(http.StatusBadRequest, KindBadRequest,
+				"a client secret's session configuration is of the GA protocol: connect without OpenAI-Beta: realtime=v1"))
+		}
+		model = secret.Model
+	}
 	tags, err := headerTags(r, nil)
 	if err != nil {
 		return s.openAIError(w, r, err)
@@ -229,6 +242,15 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 		return s.openAIError(w, r, realtimeDialRefusal(err))
 	}
 	defer up.CloseNow()
+	var first []byte // the client's first event: the configured session's session.created
+	if secret != nil && secret.Session != nil {
+		up.SetReadLimit(maxRealtimeMessage)
+		if first, err = applyRealtimeSession(ctx, up, secret.Session); err != nil {
+			up.Close(websocket.StatusNormalClosure, "session configuration refused")
+			sess.End(endCtx, err)
+			return s.openAIError(w, r, err)
+		}
+	}
 	client, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols: []string{realtimeProtocol},
 		// The key authenticates the session, never a cookie: a page of another origin
@@ -245,6 +267,13 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	defer client.CloseNow()
 	up.SetReadLimit(maxRealtimeMessage)
 	client.SetReadLimit(maxRealtimeMessage)
+	if first != nil {
+		if err := client.Write(ctx, websocket.MessageText, first); err != nil {
+			up.Close(websocket.StatusGoingAway, "the client went away")
+			sess.End(endCtx, fmt.Errorf("%w: the client went away: %w", context.Canceled, err))
+			return nil
+		}
+	}
 	err = rel.run(ctx, client, up, func(u providers.RealtimeUsage) { sess.Bill(endCtx, u) })
 	sess.End(endCtx, err)
 	if err != nil && !errors.Is(err, context.Canceled) {

@@ -22,7 +22,9 @@ import (
 // through /v1/realtime with a virtual key: session.created, the echoed item, a response's
 // events and its usage arrive as the SDK's typed events, the key is billed the response,
 // and a wrong key's session fails at the handshake (the SDK's error event) without
-// reaching the upstream. Skips, saying why, without node and npm.
+// reaching the upstream; a client secret minted with the SDK's realtime.clientSecrets opens
+// a session configured as asked, billed to the minting key. Skips, saying why, without node
+// and npm.
 func TestRealtimeNodeSDK(t *testing.T) {
 	node, dir := npmtest.InstallAll(t, "the official OpenAI Node SDK's realtime client", "openai@5", "ws@8")
 	up := &scriptedRealtime{endedCh: make(chan struct{}, 16)}
@@ -61,12 +63,20 @@ func TestRealtimeNodeSDK(t *testing.T) {
 		t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
 	}
 	type session struct {
-		Events []string       `json:"events"`
-		Errors []string       `json:"errors"`
-		Usage  map[string]any `json:"usage"`
-		Code   int            `json:"code"`
+		Events       []string       `json:"events"`
+		Errors       []string       `json:"errors"`
+		Usage        map[string]any `json:"usage"`
+		Code         int            `json:"code"`
+		Instructions string         `json:"instructions"`
 	}
-	var got struct{ Good, Bad session }
+	var got struct {
+		Good, Bad session
+		Minted    struct {
+			Prefix, Model, Error string
+			ExpiresAt            int64
+			Session              session
+		}
+	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("node printed %s: %v", out, err)
 	}
@@ -77,11 +87,18 @@ func TestRealtimeNodeSDK(t *testing.T) {
 	if len(got.Bad.Events) != 0 || len(got.Bad.Errors) == 0 || !strings.Contains(got.Bad.Errors[0], "401") {
 		t.Errorf("a wrong key through the SDK: %+v", got.Bad)
 	}
-	if n := up.dialCount(); n != 1 {
-		t.Errorf("the upstream was dialled %d times, want once (the wrong key's session must not reach it)", n)
+	m := got.Minted
+	if m.Error != "" || m.Prefix != "ek_" || m.Model != "gpt-realtime" || m.ExpiresAt <= time.Now().Unix() ||
+		m.Session.Instructions != "Be brief." || len(m.Session.Errors) != 0 || m.Session.Code != 1000 || m.Session.Usage["input_tokens"] != float64(100) {
+		t.Errorf("a client secret minted and used through the SDK: %+v", m)
 	}
-	recs := realtimeRecords(t, s, vk.Key, 1)
-	if cost := realtimeResponseCost(); math.Abs(recs[0].CostUSD-cost) > 1e-12 || recs[0].Model != "openai/gpt-realtime" {
-		t.Errorf("recorded %+v, want one response at %v", recs[0], cost)
+	if n := up.dialCount(); n != 2 {
+		t.Errorf("the upstream was dialled %d times, want twice (the wrong key's session must not reach it)", n)
+	}
+	recs := realtimeRecords(t, s, vk.Key, 2)
+	for _, rec := range recs {
+		if cost := realtimeResponseCost(); math.Abs(rec.CostUSD-cost) > 1e-12 || rec.Model != "openai/gpt-realtime" {
+			t.Errorf("recorded %+v, want one response at %v", rec, cost)
+		}
 	}
 }

@@ -29,7 +29,8 @@ const realtimeDoneUsage = `{"total_tokens":150,"input_tokens":100,"output_tokens
 
 // scriptedRealtime is a scripted upstream of OpenAI's Realtime API (a fake for tests): it
 // sends session.created, answers response.create with response.created and a response.done
-// reporting realtimeDoneUsage, closes the session with 1000 "bye" on {"type":"close.me"},
+// reporting realtimeDoneUsage, session.update with session.updated (an error event for
+// instructions "refuse me"), closes the session with 1000 "bye" on {"type":"close.me"},
 // and echoes every other message as {"type":"echo","event":…}.
 type scriptedRealtime struct {
 	mu      sync.Mutex
@@ -83,6 +84,22 @@ func (u *scriptedRealtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case "close.me":
 			c.Close(websocket.StatusNormalClosure, "bye")
 			return
+		case "session.update":
+			// The session as configured: the update's fields over the model's session.
+			var upd struct {
+				Session map[string]any `json:"session"`
+			}
+			json.Unmarshal(msg, &upd)
+			if upd.Session["instructions"] == "refuse me" {
+				c.Write(ctx, websocket.MessageText, []byte(`{"type":"error","event_id":"ev_e","error":{"type":"invalid_request_error","message":"Invalid session configuration."}}`))
+				continue
+			}
+			sess := map[string]any{"id": "sess_1", "model": "gpt-realtime"}
+			for k, v := range upd.Session {
+				sess[k] = v
+			}
+			b, _ := json.Marshal(map[string]any{"type": "session.updated", "event_id": "ev_u", "session": sess})
+			c.Write(ctx, websocket.MessageText, b)
 		default:
 			if typ == websocket.MessageBinary {
 				c.Write(ctx, websocket.MessageBinary, msg)

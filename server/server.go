@@ -167,7 +167,9 @@ type Server struct {
 	closers      []func(context.Context) error
 	// realtime are the realtime sessions being relayed (CloseRealtimeSessions).
 	realtime realtimeSessions
-	handler  http.Handler
+	// realtimeSweep paces the deletion of expired realtime client secrets.
+	realtimeSweep realtimeSecretSweep
+	handler       http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte
@@ -606,7 +608,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 		return false
 	}
 	var err error
-	*p, err = s.auth.Authenticate(r.Context(), bearer(r))
+	if key := bearer(r); strings.HasPrefix(key, realtimeSecretPrefix) && s.cfg.Store != nil {
+		if *p, err = s.realtimeSecretPrincipal(r, key); errors.Is(err, errNotARealtimeSecret) {
+			*p, err = s.auth.Authenticate(r.Context(), key)
+		}
+	} else {
+		*p, err = s.auth.Authenticate(r.Context(), key)
+	}
 	if err != nil {
 		if errors.Is(err, ErrKeyStoreUnavailable) && r.Context().Err() == nil {
 			// A database restart or failover: a 503 the clients retry (Switchyard's own client
@@ -636,6 +644,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 			how += " (or x-api-key: <key>, or api-key: <key>)"
 		default:
 			how += passThroughKeyHint(r.URL.Path)
+		}
+		var secretErr *realtimeSecretError
+		if errors.As(err, &secretErr) {
+			s.respondError(w, r, Errorf(http.StatusUnauthorized, KindUnauthorized, "%s", secretErr.msg), nil)
+			return false
 		}
 		var expired *KeyExpiredError
 		if errors.As(err, &expired) {
@@ -706,6 +719,8 @@ type requestInfo struct {
 	// parallelRelease gives back the request's max_parallel_requests slots when its
 	// handler returns, nil once a handler took them over (keepParallelSlot).
 	parallelRelease func()
+	// realtimeSecret is the client secret the request was authenticated with (nil: a key).
+	realtimeSecret *realtimeSecretRecord
 }
 
 // endParallel gives back the request's max_parallel_requests slots unless its handler

@@ -13,6 +13,7 @@ function session(apiKey) {
     const rt = new OpenAIRealtimeWS({ model }, client);
     const seen = { events: [], errors: [] };
     rt.on('event', (e) => seen.events.push(e.type));
+    rt.on('session.created', (e) => { seen.instructions = e.session.instructions; });
     rt.on('error', (e) => seen.errors.push(String(e.message)));
     rt.socket.on('open', () => {
       rt.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello' }] } });
@@ -32,5 +33,20 @@ function session(apiKey) {
 
 const good = await session(key);
 const bad = await session('sy-wrong-key');
-console.log(JSON.stringify({ good, bad }));
+// A browser's way in: the backend mints an ephemeral client secret with the SDK, the page
+// opens its session with the secret alone.
+const minted = {};
+try {
+  const cs = await new OpenAI({ baseURL: base, apiKey: key }).realtime.clientSecrets.create({
+    expires_after: { anchor: 'created_at', seconds: 60 },
+    session: { type: 'realtime', model, instructions: 'Be brief.' },
+  });
+  minted.prefix = cs.value.slice(0, 3);
+  minted.expiresAt = cs.expires_at;
+  minted.model = cs.session.model;
+  minted.session = await session(cs.value);
+} catch (e) {
+  minted.error = String(e);
+}
+console.log(JSON.stringify({ good, bad, minted }));
 process.exit(0);

@@ -1,0 +1,342 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// An ephemeral client secret (OpenAI's POST /v1/realtime/client_secrets) lets a browser open
+// a realtime session through the gateway without holding a key: the caller's backend mints
+// it with its key, bound to a model and a session configuration, and hands the browser only
+// the secret (ek_…), which opens /v1/realtime sessions — nothing else — until it expires.
+// Each session is admitted, held to limits and billed as the minting key's own (read again
+// at every connection: a key revoked or spent meanwhile opens nothing), and starts with the
+// bound configuration applied. Only the secret's SHA-256 is stored (store.RealtimeSecrets),
+// so every replica on the store accepts it.
+
+// realtimeSecretPrefix starts the ephemeral client secrets the server mints.
+const realtimeSecretPrefix = "ek_"
+
+// Bounds of a client secret's life (OpenAI's expires_after.seconds), and its default.
+const (
+	minRealtimeSecretTTL     = 10 * time.Second
+	maxRealtimeSecretTTL     = 2 * time.Hour
+	defaultRealtimeSecretTTL = 10 * time.Minute
+)
+
+// realtimeSecretSweepEvery is how often minting also deletes the expired secrets' records.
+const realtimeSecretSweepEvery = 10 * time.Minute
+
+// realtimeSessionApplyTimeout bounds how long the upstream may take to apply a client
+// secret's session configuration before the session is refused.
+const realtimeSessionApplyTimeout = 15 * time.Second
+
+// realtimeSecretRecord is what the store keeps of a client secret, keyed by its hex SHA-256.
+type realtimeSecretRecord struct {
+	// Credential is the minting key's Credential (its hex SHA-256): sessions run as that key.
+	Credential string `json:"credential"`
+	// Model is the realtime model the secret opens sessions of.
+	Model string `json:"model"`
+	// Session is the configuration applied to every session (a session.update's session,
+	// without its model); none when nil.
+	Session   json.RawMessage `json:"session,omitempty"`
+	ExpiresAt time.Time       `json:"expires_at"`
+}
+
+// RealtimeClientSecretRequest is OpenAI's POST /v1/realtime/client_secrets body.
+type RealtimeClientSecretRequest struct {
+	// ExpiresAfter sets the secret's life from its creation.
+	ExpiresAfter *RealtimeSecretExpiry `json:"expires_after,omitempty" jsonschema:"description=When the secret expires: anchor created_at and seconds (10-7200; 600 when absent). A session must start before then and may last past it"`
+	// Session is the configuration every session opened with the secret starts with.
+	Session json.RawMessage `json:"session" jsonschema:"type=object,description=The realtime session configuration (OpenAI's GA session object): type realtime and model (a realtime model the key may call: gpt-realtime or a model group of realtime models) are required; the rest (instructions and audio and tools and the like) is applied as a session.update before the client's first event"`
+}
+
+// RealtimeSecretExpiry is a client secret's expires_after.
+type RealtimeSecretExpiry struct {
+	Anchor  string `json:"anchor" jsonschema:"enum=created_at"`
+	Seconds int    `json:"seconds" jsonschema:"minimum=10,maximum=7200"`
+}
+
+// RealtimeClientSecret is the answer to POST /v1/realtime/client_secrets.
+type RealtimeClientSecret struct {
+	// Value is the secret (ek_…): a browser offers it as its key (the subprotocol
+	// openai-insecure-api-key.<secret>, or Authorization: Bearer).
+	Value string `json:"value"`
+	// ExpiresAt is when it stops opening sessions (Unix seconds).
+	ExpiresAt int64 `json:"expires_at"`
+	// Session is the configuration bound to it.
+	Session json.RawMessage `json:"session" jsonschema:"type=object"`
+}
+
+// realtimeSecretError refuses a client secret: unknown, expired, its minting key gone, or
+// presented on a route it does not open. It matches ErrNoKey (a 401).
+type realtimeSecretError struct{ msg string }
+
+func (e *realtimeSecretError) Error() string { return e.msg }
+func (e *realtimeSecretError) Unwrap() error { return ErrNoKey }
+
+// errNotARealtimeSecret says a key that looks like a client secret is none: it is
+// authenticated as a key (an operator's key may start with ek_ too).
+var errNotARealtimeSecret = errors.New("not a realtime client secret")
+
+// realtimeSecretSweep remembers when minting last deleted expired secrets.
+type realtimeSecretSweep struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// due reports whether a sweep is due at now, marking it done.
+func (sw *realtimeSecretSweep) due(now time.Time) bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if now.Sub(sw.last) < realtimeSecretSweepEvery {
+		return false
+	}
+	sw.last = now
+	return true
+}
+
+// realtimeSecretRoutes registers POST /v1/realtime/client_secrets over g.
+func (s *Server) realtimeSecretRoutes(g *completions.Gateway) {
+	s.Handle(Route{Method: "POST", Path: "/v1/realtime/client_secrets",
+		Summary: "OpenAI-compatible ephemeral client secret for realtime sessions: a browser offers it (ek_…) in place of a key to open /v1/realtime sessions of its model — and nothing else — until it expires; each session is admitted and billed as the minting key's own and starts with the bound session configuration",
+		Tags:    []string{"Completions"}, VirtualKeys: true,
+		Request: RealtimeClientSecretRequest{}, Response: RealtimeClientSecret{},
+		Errors: map[int]string{400: "a field is missing or wrong (named), or the model has no realtime API here", 403: "the key may not call the model"}},
+		func(w http.ResponseWriter, r *http.Request) error {
+			return s.handleRealtimeClientSecret(g, w, r)
+		})
+}
+
+// handleRealtimeClientSecret mints a client secret for the caller's key.
+func (s *Server) handleRealtimeClientSecret(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
+	if s.cfg.Store == nil {
+		return s.openAIError(w, r, Errorf(http.StatusServiceUnavailable, KindUnavailable, "client secrets need the server's store"))
+	}
+	var req RealtimeClientSecretRequest
+	if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest, AllowUnknownFields: true}); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	ttl, err := req.ttl()
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	model, session, err := realtimeSecretSession(req.Session)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	scope, err := s.gatewayScope(r, time.Now())
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	if err := g.CheckRealtime(scope, model); err != nil {
+		var ve *completions.ValidationError
+		if errors.As(err, &ve) && ve.Field == "model" {
+			ve.Field = "session.model"
+		}
+		return s.openAIError(w, r, err)
+	}
+	raw := make([]byte, 16)
+	rand.Read(raw)
+	secret := realtimeSecretPrefix + hex.EncodeToString(raw)
+	now := time.Now()
+	rec := realtimeSecretRecord{Credential: Credential(r), Model: model, Session: session, ExpiresAt: now.Add(ttl).UTC()}
+	if err := store.PutJSON(r.Context(), s.cfg.Store, store.RealtimeSecrets, secretID(secret), rec); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	if s.realtimeSweep.due(now) {
+		go s.sweepRealtimeSecrets(context.WithoutCancel(r.Context()), now)
+	}
+	writeJSON(w, http.StatusOK, RealtimeClientSecret{Value: secret, ExpiresAt: rec.ExpiresAt.Unix(), Session: answeredSession(session, model, secret)})
+	return nil
+}
+
+// ttl is the life req asks for: expires_after checked (anchor created_at, 10-7200 s).
+func (req *RealtimeClientSecretRequest) ttl() (time.Duration, error) {
+	e := req.ExpiresAfter
+	if e == nil {
+		return defaultRealtimeSecretTTL, nil
+	}
+	if e.Anchor != "created_at" {
+		return 0, paramError("expires_after.anchor", "expires_after.anchor must be created_at, got %q", e.Anchor)
+	}
+	ttl := time.Duration(e.Seconds) * time.Second
+	if ttl < minRealtimeSecretTTL || ttl > maxRealtimeSecretTTL {
+		return 0, paramError("expires_after.seconds", "expires_after.seconds must be %d-%d, got %d", int(minRealtimeSecretTTL.Seconds()), int(maxRealtimeSecretTTL.Seconds()), e.Seconds)
+	}
+	return ttl, nil
+}
+
+// paramError is a 400 naming field.
+func paramError(field, format string, args ...any) *APIError {
+	ae := Errorf(http.StatusBadRequest, KindBadRequest, format, args...)
+	ae.Param = field
+	return ae
+}
+
+// realtimeSecretSession checks raw, a client secret request's session, and returns its
+// model and the configuration to apply (raw without its model; nil when nothing is left
+// but its type).
+func realtimeSecretSession(raw json.RawMessage) (string, json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return "", nil, paramError("session", "session is required: {\"type\": \"realtime\", \"model\": \"gpt-realtime\", …}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return "", nil, paramError("session", "session must be an object")
+	}
+	var typ, model string
+	if t, ok := fields["type"]; ok && json.Unmarshal(t, &typ) != nil {
+		return "", nil, paramError("session.type", "session.type must be a string")
+	}
+	switch typ {
+	case "realtime":
+	case "transcription":
+		return "", nil, paramError("session.type", "transcription sessions are not supported here: session.type must be realtime")
+	default:
+		return "", nil, paramError("session.type", "session.type must be realtime, got %q", typ)
+	}
+	if m, ok := fields["model"]; !ok || json.Unmarshal(m, &model) != nil || strings.TrimSpace(model) == "" {
+		return "", nil, paramError("session.model", "session.model must name the realtime model (gpt-realtime, openai/gpt-realtime, a model group of realtime models)")
+	}
+	delete(fields, "model")
+	if len(fields) == 1 {
+		return model, nil, nil
+	}
+	session, err := json.Marshal(fields)
+	return model, session, err
+}
+
+// answeredSession is the session of a client secret's answer: its configuration with its
+// type, model and an id, as OpenAI answers it.
+func answeredSession(session json.RawMessage, model, secret string) json.RawMessage {
+	fields := map[string]any{}
+	if session != nil {
+		json.Unmarshal(session, &fields)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	fields["type"], fields["object"], fields["model"] = "realtime", "realtime.session", model
+	fields["id"] = "sess_" + hex.EncodeToString(sum[:12])
+	out, _ := json.Marshal(fields)
+	return out
+}
+
+// secretID is the store key of a client secret: its hex SHA-256.
+func secretID(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// sweepRealtimeSecrets deletes the records of the secrets expired at now.
+func (s *Server) sweepRealtimeSecrets(ctx context.Context, now time.Time) {
+	entries, err := s.cfg.Store.List(ctx, store.RealtimeSecrets, store.ListOptions{})
+	if err != nil {
+		s.log.WarnContext(ctx, "listing realtime client secrets to delete the expired", "err", err)
+		return
+	}
+	for _, e := range entries {
+		var rec realtimeSecretRecord
+		if json.Unmarshal(e.Value, &rec) == nil && now.After(rec.ExpiresAt) {
+			_ = s.cfg.Store.Delete(ctx, store.RealtimeSecrets, e.Key) // best effort: the next sweep tries again
+		}
+	}
+}
+
+// realtimeSecretPrincipal authenticates r, which presents secret: the minting key's
+// principal, with the secret's record kept in r's request information for the realtime
+// handler (realtimeSecretOf). A *realtimeSecretError (ErrNoKey) when the secret is unknown,
+// expired, presented anywhere but /v1/realtime, or its key no longer valid.
+func (s *Server) realtimeSecretPrincipal(r *http.Request, secret string) (Principal, error) {
+	ctx := r.Context()
+	rec, err := store.GetJSON[realtimeSecretRecord](ctx, s.cfg.Store, store.RealtimeSecrets, secretID(secret))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Principal{}, errNotARealtimeSecret
+	case err != nil:
+		return Principal{}, fmt.Errorf("auth: reading client secrets: %w: %w", ErrKeyStoreUnavailable, err)
+	case time.Now().After(rec.ExpiresAt):
+		return Principal{}, &realtimeSecretError{fmt.Sprintf("the client secret expired at %s: mint another with POST /v1/realtime/client_secrets", rec.ExpiresAt.Format(time.RFC3339))}
+	case !isRealtimePath(r.URL.Path):
+		return Principal{}, &realtimeSecretError{"a client secret (ek_…) opens realtime sessions (GET /v1/realtime) only"}
+	}
+	info, ok := ctx.Value(requestInfoKey{}).(*requestInfo)
+	if !ok {
+		return Principal{}, &realtimeSecretError{"a client secret (ek_…) opens realtime sessions only"}
+	}
+	p, err := s.auth.PrincipalOf(ctx, rec.Credential)
+	if errors.Is(err, ErrNoKey) {
+		return Principal{}, &realtimeSecretError{"the key that minted this client secret is no longer valid"}
+	}
+	if err != nil {
+		return Principal{}, err
+	}
+	info.realtimeSecret = &rec
+	return p, nil
+}
+
+// realtimeSecretOf is the client secret r was authenticated with, or nil.
+func realtimeSecretOf(r *http.Request) *realtimeSecretRecord {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		return info.realtimeSecret
+	}
+	return nil
+}
+
+// applyRealtimeSession applies session, a client secret's configuration, to up, a realtime
+// session just opened: it sends a session.update and waits for its session.updated, and
+// returns the event to give the client first — the upstream's session.created carrying
+// the updated session, as a session opened with OpenAI's own client secret begins. An
+// upstream error event refuses the configuration (a 400 with its message).
+func applyRealtimeSession(ctx context.Context, up *websocket.Conn, session json.RawMessage) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, realtimeSessionApplyTimeout)
+	defer cancel()
+	update, _ := json.Marshal(map[string]any{"type": "session.update", "event_id": "event_client_secret_session", "session": session})
+	if err := up.Write(ctx, websocket.MessageText, update); err != nil {
+		return nil, Errorf(http.StatusBadGateway, KindBadGateway, "sending the client secret's session configuration upstream: %v", err)
+	}
+	var created map[string]json.RawMessage
+	for {
+		_, msg, err := up.Read(ctx)
+		if err != nil {
+			return nil, Errorf(http.StatusBadGateway, KindBadGateway, "the provider did not apply the client secret's session configuration: %v", err)
+		}
+		var ev map[string]json.RawMessage
+		if json.Unmarshal(msg, &ev) != nil {
+			continue
+		}
+		var typ string
+		json.Unmarshal(ev["type"], &typ)
+		switch typ {
+		case "session.created":
+			created = ev
+		case "session.updated":
+			if created == nil {
+				created = ev
+			}
+			created["type"], created["session"] = json.RawMessage(`"session.created"`), ev["session"]
+			return json.Marshal(created)
+		case "error":
+			var e struct {
+				Message string `json:"message"`
+			}
+			json.Unmarshal(ev["error"], &e)
+			ae := Errorf(http.StatusBadRequest, KindBadRequest, "the provider refused the client secret's session configuration: %s", e.Message)
+			ae.Param = "session"
+			return nil, ae
+		}
+	}
+}
