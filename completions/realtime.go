@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -190,14 +191,86 @@ func (s *RealtimeSession) Model() string {
 // provider refuses or cannot be reached. The error is the last member's (a *providers.Error)
 // when none opened, or the context's.
 func (s *RealtimeSession) Dial(ctx context.Context, header http.Header) (*websocket.Conn, error) {
+	var conn *websocket.Conn
+	err := s.eachMember(ctx, func(t target) (bool, error) {
+		d, ok := t.p.(providers.RealtimeDialer)
+		if !ok {
+			return false, nil
+		}
+		var err error
+		conn, err = d.DialRealtime(ctx, t.model, header)
+		return true, err
+	})
+	return conn, err
+}
+
+// Call opens the session as a WebRTC call (OpenAI's POST /v1/realtime/calls): sdp, the
+// caller's offer, goes with session (a session configuration; its type and its model set
+// to each member's) to the model's provider — a model group's members in order, as Dial
+// tries them — and the provider's SDP answer and the call's id are returned. The caller's
+// media then flows to the provider; Sideband watches the call. Errors as Dial's.
+func (s *RealtimeSession) Call(ctx context.Context, sdp string, session json.RawMessage) (answer, callID string, err error) {
+	fields := map[string]json.RawMessage{}
+	if len(session) > 0 {
+		if err := json.Unmarshal(session, &fields); err != nil {
+			return "", "", invalid("session", "must be a JSON object")
+		}
+	}
+	fields["type"] = json.RawMessage(`"realtime"`)
+	err = s.eachMember(ctx, func(t target) (bool, error) {
+		c, ok := t.p.(providers.RealtimeCaller)
+		if !ok {
+			return false, nil
+		}
+		fields["model"], _ = json.Marshal(t.model)
+		body, _ := json.Marshal(fields)
+		var err error
+		answer, callID, err = c.CreateRealtimeCall(ctx, t.model, sdp, body)
+		return true, err
+	})
+	return answer, callID, err
+}
+
+// Sideband opens the gateway's own watch of the call callID (Call's), on the provider that
+// answered it: the call's server events until it ends.
+func (s *RealtimeSession) Sideband(ctx context.Context, callID string) (*websocket.Conn, error) {
+	t := s.target()
+	c, ok := t.p.(providers.RealtimeCaller)
+	if !ok {
+		return nil, invalid("model", "model %q opens no realtime calls", t.name)
+	}
+	return c.DialRealtimeCall(ctx, t.model, callID)
+}
+
+// HangUp ends the call callID (Call's) at its provider.
+func (s *RealtimeSession) HangUp(ctx context.Context, callID string) error {
+	t := s.target()
+	c, ok := t.p.(providers.RealtimeCaller)
+	if !ok {
+		return invalid("model", "model %q opens no realtime calls", t.name)
+	}
+	return c.HangUpRealtimeCall(ctx, t.model, callID)
+}
+
+// target is the member the session opened with.
+func (s *RealtimeSession) target() target {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.t
+}
+
+// eachMember calls open with the session's members in order until one opens (open
+// reports false for a member whose provider cannot open it: passed over), recording each
+// try as an attempt and the member that opened as the session's. The error is the last
+// member's when none opened, or the context's.
+func (s *RealtimeSession) eachMember(ctx context.Context, open func(target) (bool, error)) error {
 	var last error
 	for _, t := range s.p.targets {
 		begin := s.g.opts.Now()
-		d, ok := t.p.(providers.RealtimeDialer)
-		if !ok {
+		tried, err := open(t)
+		if !tried {
 			continue
 		}
-		conn, err := d.DialRealtime(ctx, t.model, header)
 		a := Attempt{Model: t.name, ModelGroup: t.group, Outcome: "ok", LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), Started: begin}
 		if err != nil {
 			a.Outcome, a.Error, a.Err = "error", err.Error(), err
@@ -213,17 +286,17 @@ func (s *RealtimeSession) Dial(ctx context.Context, header http.Header) (*websoc
 		}
 		s.mu.Unlock()
 		if err == nil {
-			return conn, nil
+			return nil
 		}
 		last = err
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: %w", ctx.Err(), err)
+			return fmt.Errorf("%w: %w", ctx.Err(), err)
 		}
 	}
 	if last == nil {
 		last = invalid("model", "no member of %q opens Realtime API sessions", s.p.asked)
 	}
-	return nil, last
+	return last
 }
 
 // Bill charges u, the usage one response.done event of the session reported, to the

@@ -1,10 +1,12 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -43,6 +45,12 @@ func (o *OpenAI) RealtimeURL(model string) string {
 // adapter's credential (Authorization: Bearer with the key; Azure's api-key or Entra ID
 // token), its configured Config.Headers and header, through its HTTP client.
 func (o *OpenAI) DialRealtime(ctx context.Context, model string, header http.Header) (*websocket.Conn, error) {
+	return o.dialRealtime(ctx, model, o.RealtimeURL(model), header)
+}
+
+// realtimeHeader is header with the adapter's configured headers and its credential for
+// model.
+func (o *OpenAI) realtimeHeader(ctx context.Context, model string, header http.Header) (http.Header, error) {
 	if err := o.ep.checkKey(model); err != nil {
 		return nil, err
 	}
@@ -56,11 +64,24 @@ func (o *OpenAI) DialRealtime(ctx context.Context, model string, header http.Hea
 	if err := o.setAuth(ctx, model, h); err != nil {
 		return nil, err
 	}
-	client := o.ep.client
-	if client == nil {
-		client = http.DefaultClient
+	return h, nil
+}
+
+// httpClient is the adapter's HTTP client.
+func (o *OpenAI) httpClient() *http.Client {
+	if o.ep.client == nil {
+		return http.DefaultClient
 	}
-	conn, resp, err := websocket.Dial(ctx, o.RealtimeURL(model), &websocket.DialOptions{HTTPClient: client, HTTPHeader: h})
+	return o.ep.client
+}
+
+// dialRealtime opens the realtime WebSocket at addr for model (see DialRealtime).
+func (o *OpenAI) dialRealtime(ctx context.Context, model, addr string, header http.Header) (*websocket.Conn, error) {
+	h, err := o.realtimeHeader(ctx, model, header)
+	if err != nil {
+		return nil, err
+	}
+	conn, resp, err := websocket.Dial(ctx, addr, &websocket.DialOptions{HTTPClient: o.httpClient(), HTTPHeader: h})
 	if err == nil {
 		return conn, nil
 	}
@@ -96,4 +117,117 @@ func realtimeRefusal(body []byte) (code, msg string) {
 		code = c
 	}
 	return code, env.Error.Message
+}
+
+// RealtimeCaller is implemented by the adapters that open realtime sessions over WebRTC
+// (OpenAI's POST /v1/realtime/calls: the caller's media goes to the provider, not through
+// the gateway) and let a server watch them over a sideband WebSocket.
+type RealtimeCaller interface {
+	// CreateRealtimeCall sends sdp, a WebRTC offer, with session (the session
+	// configuration, its model included) and returns the provider's SDP answer and the
+	// call's id. It fails with a *Error as a call does.
+	CreateRealtimeCall(ctx context.Context, model, sdp string, session json.RawMessage) (answer, callID string, err error)
+	// DialRealtimeCall opens the sideband WebSocket of the call callID: its server events
+	// (response.done with usage among them) until the call ends. Errors as DialRealtime's.
+	DialRealtimeCall(ctx context.Context, model, callID string) (*websocket.Conn, error)
+	// HangUpRealtimeCall ends the call callID.
+	HangUpRealtimeCall(ctx context.Context, model, callID string) error
+}
+
+// maxSDPAnswer bounds the provider's SDP answer read.
+const maxSDPAnswer = 1 << 20
+
+// realtimeCallsURL is OpenAI's {base}/realtime/calls (and a call's sub-path).
+func (o *OpenAI) realtimeCallsURL(sub string) (string, error) {
+	if o.azure != nil {
+		return "", &Error{Provider: o.Name(), Kind: KindBadRequest, Message: "realtime calls over WebRTC are served for OpenAI's API here, not Azure OpenAI's"}
+	}
+	return operationURL(o.baseURL, "/realtime/calls"+sub), nil
+}
+
+// CreateRealtimeCall implements RealtimeCaller: a multipart POST of sdp and session to
+// {base}/realtime/calls with the adapter's credential; the call's id is the last segment
+// of the answer's Location.
+func (o *OpenAI) CreateRealtimeCall(ctx context.Context, model, sdp string, session json.RawMessage) (string, string, error) {
+	addr, err := o.realtimeCallsURL("")
+	if err != nil {
+		return "", "", err
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("sdp", sdp)
+	if session != nil {
+		mw.WriteField("session", string(session))
+	}
+	mw.Close()
+	resp, err := o.realtimeCallRequest(ctx, model, addr, mw.FormDataContentType(), &body)
+	if err != nil {
+		return "", "", err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxSDPAnswer))
+	if err != nil {
+		return "", "", &Error{Provider: o.Name(), Model: model, Kind: KindConnection, Message: "reading the SDP answer: " + err.Error(), Err: err}
+	}
+	loc := resp.Header.Get("Location")
+	id := loc[strings.LastIndexByte(loc, '/')+1:]
+	if id == "" {
+		return "", "", &Error{Provider: o.Name(), Model: model, Kind: KindBadResponse, Message: "the call's answer has no Location naming it"}
+	}
+	return string(answer), id, nil
+}
+
+// HangUpRealtimeCall implements RealtimeCaller: POST {base}/realtime/calls/{id}/hangup.
+func (o *OpenAI) HangUpRealtimeCall(ctx context.Context, model, callID string) error {
+	addr, err := o.realtimeCallsURL("/" + url.PathEscape(callID) + "/hangup")
+	if err != nil {
+		return err
+	}
+	resp, err := o.realtimeCallRequest(ctx, model, addr, "", nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// DialRealtimeCall implements RealtimeCaller: a WebSocket to {base}/realtime?call_id={id}.
+func (o *OpenAI) DialRealtimeCall(ctx context.Context, model, callID string) (*websocket.Conn, error) {
+	if _, err := o.realtimeCallsURL(""); err != nil {
+		return nil, err
+	}
+	return o.dialRealtime(ctx, model, operationURL(o.baseURL, "/realtime?call_id="+url.QueryEscape(callID)), nil)
+}
+
+// realtimeCallRequest POSTs body (of contentType; none when nil) to addr with the adapter's
+// credential, returning a 2xx answer; anything else is a *Error.
+func (o *OpenAI) realtimeCallRequest(ctx context.Context, model, addr, contentType string, body io.Reader) (*http.Response, error) {
+	h, err := o.realtimeHeader(ctx, model, nil)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, addr, body)
+	if err != nil {
+		return nil, &Error{Provider: o.Name(), Model: model, Kind: KindBadRequest, Message: err.Error(), Err: err}
+	}
+	req.Header = h
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := o.httpClient().Do(req)
+	if err != nil {
+		kind := classifyTransport(err, context.Cause(ctx))
+		return nil, &Error{Provider: o.Name(), Model: model, Kind: kind, Message: o.ep.trim(transportMessage(err, kind)), Err: err}
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxSDPAnswer))
+	code, msg := realtimeRefusal(raw)
+	if msg == "" {
+		msg = fmt.Sprintf("the realtime call was answered %d", resp.StatusCode)
+	}
+	return nil, &Error{Provider: o.Name(), Model: model, StatusCode: resp.StatusCode, Code: code,
+		Kind: classifyStatus(resp.StatusCode, code, msg), Message: o.ep.trim(msg)}
 }

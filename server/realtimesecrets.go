@@ -258,8 +258,9 @@ func (s *Server) sweepRealtimeSecrets(ctx context.Context, now time.Time) {
 
 // realtimeSecretPrincipal authenticates r, which presents secret: the minting key's
 // principal, with the secret's record kept in r's request information for the realtime
-// handler (realtimeSecretOf). A *realtimeSecretError (ErrNoKey) when the secret is unknown,
-// expired, presented anywhere but /v1/realtime, or its key no longer valid.
+// handlers (realtimeSecretOf). errNotARealtimeSecret when no secret is secret; a
+// *realtimeSecretError (ErrNoKey) when it expired, is presented anywhere but /v1/realtime
+// and POST /v1/realtime/calls, or its key is no longer valid.
 func (s *Server) realtimeSecretPrincipal(r *http.Request, secret string) (Principal, error) {
 	ctx := r.Context()
 	rec, err := store.GetJSON[realtimeSecretRecord](ctx, s.cfg.Store, store.RealtimeSecrets, secretID(secret))
@@ -270,8 +271,8 @@ func (s *Server) realtimeSecretPrincipal(r *http.Request, secret string) (Princi
 		return Principal{}, fmt.Errorf("auth: reading client secrets: %w: %w", ErrKeyStoreUnavailable, err)
 	case time.Now().After(rec.ExpiresAt):
 		return Principal{}, &realtimeSecretError{fmt.Sprintf("the client secret expired at %s: mint another with POST /v1/realtime/client_secrets", rec.ExpiresAt.Format(time.RFC3339))}
-	case !isRealtimePath(r.URL.Path):
-		return Principal{}, &realtimeSecretError{"a client secret (ek_…) opens realtime sessions (GET /v1/realtime) only"}
+	case !isRealtimePath(r.URL.Path) && !(r.Method == http.MethodPost && r.URL.Path == realtimePath+"/calls"):
+		return Principal{}, &realtimeSecretError{"a client secret (ek_…) opens realtime sessions (GET /v1/realtime, POST /v1/realtime/calls) only"}
 	}
 	info, ok := ctx.Value(requestInfoKey{}).(*requestInfo)
 	if !ok {

@@ -1,0 +1,230 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// scriptedCalls is a scripted upstream of OpenAI's realtime calls (a fake for tests): POST
+// /v1/realtime/calls answers 201 with an SDP answer and Location /v1/realtime/calls/rtc_N;
+// GET /v1/realtime?call_id=rtc_N is the call's sideband, which sends a response.done
+// reporting realtimeDoneUsage and then waits: end(id) closes it as a call hung up by the
+// browser does (1000), and POST …/rtc_N/hangup records the hang-up and closes it too.
+// refuseSideband makes the sideband's handshake fail.
+type scriptedCalls struct {
+	mu             sync.Mutex
+	offers         []string          // the SDP offers received
+	sessions       []json.RawMessage // their session fields
+	auth           []string          // the Authorization of each request
+	hungUp         []string
+	sides          map[string]chan struct{}
+	refuseSideband bool
+	n              int
+}
+
+func (u *scriptedCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.mu.Lock()
+	u.auth = append(u.auth, r.Header.Get("Authorization"))
+	if u.sides == nil {
+		u.sides = map[string]chan struct{}{}
+	}
+	u.mu.Unlock()
+	switch {
+	case r.Method == "POST" && r.URL.Path == "/v1/realtime/calls":
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		u.mu.Lock()
+		u.n++
+		id := "rtc_" + string(rune('0'+u.n))
+		u.offers = append(u.offers, r.FormValue("sdp"))
+		u.sessions = append(u.sessions, json.RawMessage(r.FormValue("session")))
+		u.sides[id] = make(chan struct{})
+		u.mu.Unlock()
+		w.Header().Set("Location", "/v1/realtime/calls/"+id)
+		w.Header().Set("Content-Type", "application/sdp")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, "v=0 answer for "+id)
+	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/hangup"):
+		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/realtime/calls/"), "/hangup")
+		u.mu.Lock()
+		u.hungUp = append(u.hungUp, id)
+		u.mu.Unlock()
+		u.end(id)
+		w.WriteHeader(http.StatusOK)
+	case r.URL.Path == "/v1/realtime" && r.URL.Query().Get("call_id") != "":
+		u.mu.Lock()
+		refuse, done := u.refuseSideband, u.sides[r.URL.Query().Get("call_id")]
+		u.mu.Unlock()
+		if refuse || done == nil {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"error":{"message":"no such call","type":"invalid_request_error"}}`)
+			return
+		}
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		ctx := context.Background()
+		c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.done","event_id":"ev_9","response":{"id":"resp_1","status":"completed","usage":`+realtimeDoneUsage+`}}`))
+		<-done
+		c.Close(websocket.StatusNormalClosure, "call ended")
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// end ends the call id (its sideband closes).
+func (u *scriptedCalls) end(id string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if ch, ok := u.sides[id]; ok {
+		close(ch)
+		delete(u.sides, id)
+	}
+}
+
+func (u *scriptedCalls) hangUps() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.hungUp...)
+}
+
+// callsServer is a server whose openai provider is a scriptedCalls.
+func callsServer(t *testing.T) (*httptest.Server, *Server, *scriptedCalls) {
+	t.Helper()
+	up := &scriptedCalls{}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "server-openai-key"}))
+	hs, s := passThroughServerOver(t, reg)
+	return hs, s, up
+}
+
+// placeCall POSTs an offer to /v1/realtime/calls with key: raw SDP when session is "",
+// else a multipart form of sdp and session.
+func placeCall(t *testing.T, hs *httptest.Server, key, query, sdp, session string) (*http.Response, string) {
+	t.Helper()
+	var body bytes.Buffer
+	ctype := "application/sdp"
+	if session == "" {
+		body.WriteString(sdp)
+	} else {
+		mw := multipart.NewWriter(&body)
+		mw.WriteField("sdp", sdp)
+		mw.WriteField("session", session)
+		mw.Close()
+		ctype = mw.FormDataContentType()
+	}
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/realtime/calls?"+query, &body)
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestRealtimeCallWebRTC: a browser's SDP offer with a client secret (the raw SDP body) goes
+// upstream with the server's credential and the secret's session configuration and model;
+// the provider's answer comes back (201, Location naming the call); the gateway watches the
+// call's sideband, bills its response.done to the minting key and records the call once
+// when the provider ends it. A key's multipart offer works alike.
+func TestRealtimeCallWebRTC(t *testing.T) {
+	hs, s, up := callsServer(t)
+	vk := issue(t, s, `{"name":"voice","models":["openai/gpt-realtime"],"max_budget_usd":5}`)
+	sec, r := mintSecret(t, s, vk.Key, `{"session":{"type":"realtime","model":"gpt-realtime","instructions":"Be brief."}}`)
+	if r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	resp, body := placeCall(t, hs, sec.Value, "", "v=0 offer", "")
+	if resp.StatusCode != http.StatusCreated || body != "v=0 answer for rtc_1" || resp.Header.Get("Location") != "/v1/realtime/calls/rtc_1" || resp.Header.Get("Content-Type") != "application/sdp" {
+		t.Fatalf("call: %d %s %v", resp.StatusCode, body, resp.Header)
+	}
+	up.mu.Lock()
+	var sess map[string]any
+	json.Unmarshal(up.sessions[0], &sess)
+	offer, auth := up.offers[0], up.auth[0]
+	up.mu.Unlock()
+	if offer != "v=0 offer" || auth != "Bearer server-openai-key" || sess["model"] != "gpt-realtime" || sess["type"] != "realtime" || sess["instructions"] != "Be brief." {
+		t.Errorf("upstream got offer %q, auth %q, session %v", offer, auth, sess)
+	}
+	up.end("rtc_1") // the browser hangs up
+	recs := realtimeRecords(t, s, vk.Key, 1)
+	if cost := realtimeResponseCost(); recs[0].CostUSD != cost || recs[0].Outcome != "ok" {
+		t.Errorf("the call's record %+v, want one response at %v, ok", recs[0], cost)
+	}
+	if h := up.hangUps(); len(h) != 0 {
+		t.Errorf("hung up %v: a call the provider ended needs none", h)
+	}
+
+	// A key's own offer, multipart with its session.
+	resp, body = placeCall(t, hs, vk.Key, "", "v=0 offer 2", `{"type":"realtime","model":"gpt-realtime"}`)
+	if resp.StatusCode != http.StatusCreated || !strings.Contains(body, "rtc_2") {
+		t.Fatalf("multipart call: %d %s", resp.StatusCode, body)
+	}
+	// The server shutting down hangs up the calls it watches.
+	s.CloseRealtimeSessions()
+	waitFor(t, func() bool { return len(up.hangUps()) == 1 })
+	if h := up.hangUps(); h[0] != "rtc_2" {
+		t.Errorf("hung up %v, want rtc_2", h)
+	}
+	realtimeRecords(t, s, vk.Key, 2)
+}
+
+// TestRealtimeCallRefusals: no offer, no model, a model outside the key's, a secret for
+// another model: refused before the provider; a sideband that does not open hangs the call
+// up (502), nothing recorded as answered.
+func TestRealtimeCallRefusals(t *testing.T) {
+	hs, s, up := callsServer(t)
+	vk := issue(t, s, `{"name":"voice","models":["openai/gpt-realtime"]}`)
+	for name, c := range map[string]struct {
+		key, query, sdp, session string
+		status                   int
+		param                    string
+	}{
+		"no offer":           {vk.Key, "model=gpt-realtime", "  ", "", 400, "sdp"},
+		"no model":           {vk.Key, "", "v=0", "", 400, "session.model"},
+		"model not allowed":  {vk.Key, "model=gpt-realtime-mini", "v=0", "", 403, ""},
+		"transcription type": {vk.Key, "", "v=0", `{"type":"transcription","model":"gpt-realtime"}`, 400, "session.type"},
+	} {
+		resp, body := placeCall(t, hs, c.key, c.query, c.sdp, c.session)
+		if resp.StatusCode != c.status || (c.param != "" && !strings.Contains(body, `"param":"`+c.param+`"`)) {
+			t.Errorf("%s: %d %s, want %d naming %q", name, resp.StatusCode, body, c.status, c.param)
+		}
+	}
+	sec, _ := mintSecret(t, s, vk.Key, `{"session":{"type":"realtime","model":"gpt-realtime"}}`)
+	if resp, body := placeCall(t, hs, sec.Value, "model=gpt-realtime-mini", "v=0", ""); resp.StatusCode != 400 {
+		t.Errorf("a secret with another model: %d %s", resp.StatusCode, body)
+	}
+	if n := len(up.offers); n != 0 {
+		t.Fatalf("%d offers reached the provider, want none", n)
+	}
+	up.mu.Lock()
+	up.refuseSideband = true
+	up.mu.Unlock()
+	resp, body := placeCall(t, hs, vk.Key, "model=gpt-realtime", "v=0", "")
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "hung up") {
+		t.Errorf("an unwatchable call: %d %s, want 502", resp.StatusCode, body)
+	}
+	if h := up.hangUps(); len(h) != 1 {
+		t.Errorf("hang-ups %v, want the unwatchable call hung up", h)
+	}
+}
