@@ -56,9 +56,9 @@ type plan struct {
 	// limitWait is the shortest wait for a model skipped at its limit (0: none was).
 	held      []*memberUsage
 	limitWait time.Duration
-	// budgetModel is the entry of the budget's own Models the request is held to and its
-	// costs charged to (enterModel); "" for none.
-	budgetModel string
+	// modelRefused is the first refusal of a model by its entry of the key's own Models
+	// (skipModel): the request's error when no model is called (refusedByKey).
+	modelRefused error
 
 	convID    string
 	convNew   bool
@@ -165,7 +165,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 	}
 	if b := scope.Budget; b != nil {
-		left, err := g.enterBudget(ctx, p, b, req.choices > 1)
+		left, err := g.enterBudget(ctx, p, b, req.choices > 1, &primary, &fallback)
 		if err != nil {
 			return nil, err
 		}
@@ -285,9 +285,10 @@ func (g *Gateway) budgetAllows(b *Budget, asked []string, lists ...[]target) err
 
 // enterBudget admits p's request into b's spend gate (admitSpend) and takes its call;
 // p.release then counts it out of the gate when it ends. left is the tokens b has left
-// (0: no token bound).
-func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bool) (left int64, err error) {
-	if err := g.enterModel(ctx, p, b); err != nil {
+// (0: no token bound). lists are the models the request may go to, from which those the
+// key's per-model limits refuse are taken out (enterModel).
+func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bool, lists ...*[]target) (left int64, err error) {
+	if err := g.enterModel(ctx, p, b, lists...); err != nil {
 		return 0, err // the model's own bounds: nothing taken from the account
 	}
 	release, err := g.admitSpend(ctx, p, b, choice)
@@ -663,9 +664,18 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 			now = g.opts.Now()
 		}
 	}
+	if err := g.admitModel(ctx, p, t, now); err != nil {
+		// The key's limits of the model: the next model (a fallback) is tried.
+		if u != nil {
+			u.untake(now)
+		}
+		p.skipModel(t, err)
+		return false, nil
+	}
 	if g.breakers.allow(t.name, now) {
 		p.hold(u)
 		g.shareCall(u, now)
+		g.countModel(p, t, now)
 		return true, nil
 	}
 	if g.laterCallable(p, i, now) {
@@ -678,6 +688,7 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 	}
 	p.hold(u)
 	g.shareCall(u, now)
+	g.countModel(p, t, now)
 	return true, nil
 }
 
@@ -902,9 +913,14 @@ func (p *plan) moveTo(k, i int) {
 }
 
 // allFailed is the error of a plan whose attempts all failed: a *LimitedError when every
-// model was skipped, at least one at its limit (plan.limited).
+// model was skipped, at least one at its limit (plan.limited), else the refusal of the
+// key's per-model limits when every model was skipped, at least one by them
+// (plan.refusedByKey).
 func (p *plan) allFailed() error {
 	if err := p.limited(); err != nil {
+		return err
+	}
+	if err := p.refusedByKey(); err != nil {
 		return err
 	}
 	return &AllFailedError{Attempts: slices.Clone(p.attempts)}
@@ -972,7 +988,8 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	g.shareTokens(p.rt.limits.of(t.name), int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
-		alerts, accounts, err := b.chargeAccounts(ctx, tokens, c.Spent(), complete, p.budgetModel)
+		entry := g.keyModelEntry(p, b, t) // the model that answered, not the one asked
+		alerts, accounts, err := b.chargeAccounts(ctx, tokens, c.Spent(), complete, entry)
 		if len(accounts) > 0 {
 			p.accounts.Store(&accounts)
 		}
@@ -986,8 +1003,8 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 			}
 		}
 		g.spend.used(b, tokens, time.Now())
-		if ml, ok := b.limits.Models[p.budgetModel]; ok && ml.TokensPerMinute != nil {
-			g.spend.modelCount(b, p.budgetModel, true, tokens, time.Now())
+		if ml, ok := b.limits.Models[entry]; ok && entry != "" && ml.TokensPerMinute != nil {
+			g.spend.modelCount(b, entry, true, tokens, time.Now())
 		}
 	}
 	if g.opts.Ledger != nil {

@@ -275,7 +275,7 @@ func (g *Gateway) enterOp(ctx context.Context, scope Scope, asked string, tags [
 		return nil, err
 	}
 	if b := scope.Budget; b != nil {
-		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err
 		}
 	}
@@ -342,7 +342,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	// last cue's end, whichever is later. A key with a USD bound has its json asked as verbose_json too.
 	usdBound := scope.Budget != nil && scope.Budget.costBound()
 	if b := scope.Budget; b != nil {
-		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err
 		}
 	}
@@ -427,7 +427,7 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 		return nil, err
 	}
 	if b := scope.Budget; b != nil {
-		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err
 		}
 	}

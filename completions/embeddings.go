@@ -515,7 +515,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		return g.embeddingsFromCache(ctx, p, req, &ec)
 	}
 	if b := scope.Budget; b != nil {
-		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err
 		}
 	}

@@ -158,7 +158,7 @@ func (e *AllFailedError) Every(kinds ...providers.ErrorKind) bool {
 
 // Transient reports whether every attempt failed as a model out of service for the while
 // does — rate limited, overloaded, timed out, its connection or stream broken, passed over
-// for its open circuit breaker or its rpm or tpm — so the same request may well be answered
+// for its open circuit breaker or its rpm or tpm (its own, or the key's for it) — so the same request may well be answered
 // later (false without attempts). A hedged start that lost the race is left out; any other
 // failure (a request the upstream refused, a spent quota, a bad answer, an unclassified
 // fault, a caller gone, a failure made up by Request.MockFailure) makes it false.
@@ -170,7 +170,7 @@ func (e *AllFailedError) Transient() bool {
 			return false
 		case a.Outcome == OutcomeCancelled && a.Kind == "hedged":
 			continue
-		case a.Outcome == OutcomeSkipped && (a.Kind == "circuit_open" || a.Kind == limitReachedKind):
+		case a.Outcome == OutcomeSkipped && (a.Kind == "circuit_open" || a.Kind == limitReachedKind || a.Kind == modelRateKind):
 		default:
 			k, ok := providers.ParseErrorKind(a.Kind)
 			if !ok || a.Outcome != OutcomeError && a.Outcome != OutcomeSkipped || !unavailable(k) || k == providers.KindQuotaExceeded {

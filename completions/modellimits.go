@@ -2,14 +2,18 @@ package completions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
 
 // Per-model limits of one account (BudgetLimits.Models): LiteLLM's model_max_budget,
-// model_rpm_limit and model_tpm_limit of a virtual key. A request is held to the entry of
-// the model it asks for (modelEntry), checked before its call is taken from the account:
+// model_rpm_limit and model_tpm_limit of a virtual key. Each model a request may go to
+// (its models, its fallbacks, a group's members) is held to its own entry
+// (keyModelEntry), checked before the request's call is taken from the account and again
+// as the model is called; a model refused is skipped for the next one, and the model that
+// answers is charged:
 // the entry's USD spend in its own period (stored with the account, charged in the same
 // transaction as the account's spend), and its requests and tokens in the last minute
 // (counted per process and, for a stored account, shared with the other processes through
@@ -158,38 +162,41 @@ func (l BudgetLimits) chargeModel(u *BudgetUsage, model string, cost float64, no
 	u.Models[model] = mu
 }
 
-// askedModel is the model name p's request asked for: a request other than chat's, its
-// model group, or its one model; "" when it named several.
-func (p *plan) askedModel() string {
-	if p.asked != "" {
-		return p.asked
-	}
-	if p.req == nil {
+// The Kinds of an attempt skipped because its model's entry of the key's
+// BudgetLimits.Models refused it: its budget spent, its requests or tokens of the minute
+// used up.
+const (
+	modelBudgetKind = "model_budget_exceeded"
+	modelRateKind   = "model_rate_limited"
+)
+
+// keyModelEntry is the entry of b's own Models that target t of p is held to and charged
+// to: the entry of the name t was asked by (t.group: a model group, a bare name's
+// provider/model, a deployment's name; for a request other than chat, whose targets do
+// not say, the name it asked for), else of t's own "provider/model" (so a member of a
+// group, or a fallback, is held to its own model's entry when the key has none for the
+// name it was asked by); "" for none.
+func (g *Gateway) keyModelEntry(p *plan, b *Budget, t target) string {
+	if b == nil || len(b.limits.Models) == 0 {
 		return ""
 	}
-	if p.req.groupName != "" {
-		return p.req.groupName
+	asked := t.group
+	if asked == "" {
+		asked = p.asked
 	}
-	if len(p.req.Models) == 1 {
-		return p.req.Models[0]
+	if entry := b.limits.modelEntry(asked, g.allowedAs); entry != "" {
+		return entry
 	}
-	return ""
+	return b.limits.modelEntry(t.name, g.allowedAs)
 }
 
-// enterModel holds p's request to the entry of b's own BudgetLimits.Models its model has
-// (none: nothing to do): a spent budget is a *ModelBudgetError, a minute's requests or
-// tokens used up a *ModelRateError. Admitted, the request is counted in the entry's
-// requests of the minute, and p.budgetModel names the entry its costs are charged to.
-func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget) error {
-	entry := b.limits.modelEntry(p.askedModel(), g.allowedAs)
-	if entry == "" {
-		return nil
-	}
+// modelRefusal is why entry of b's own Models refuses a call at now (nil: it does not): a
+// spent budget is a *ModelBudgetError, a minute's tokens or requests used up a
+// *ModelRateError. used is the account's usage (read once by the caller, when needed).
+func (g *Gateway) modelRefusal(p *plan, b *Budget, entry string, used func() BudgetUsage, now time.Time) error {
 	ml := b.limits.Models[entry]
-	now := g.opts.Now()
 	if ml.MaxCostUSD != nil {
-		mu := b.Used(ctx).Models[entry]
-		if mu.CostUSD >= *ml.MaxCostUSD {
+		if mu := used().Models[entry]; mu.CostUSD >= *ml.MaxCostUSD {
 			return &ModelBudgetError{Model: entry, SpentUSD: mu.CostUSD, MaxUSD: *ml.MaxCostUSD, KeyID: p.scope.KeyID, KeyAlias: p.scope.KeyAlias}
 		}
 	}
@@ -204,10 +211,126 @@ func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget) error {
 		if total, below := g.spend.modelMinute(b, entry, false, now, limit); total >= limit {
 			return &ModelRateError{Model: entry, Used: total, Limit: limit, RetryAfter: max(below.Sub(now), time.Second), KeyID: p.scope.KeyID, At: now}
 		}
+	}
+	return nil
+}
+
+// enterModel holds p's request to the entries of b's own BudgetLimits.Models of the
+// models in lists (the request's models and fallbacks, as resolved), before anything is
+// taken from the account. A model whose entry refuses it is taken out of its list and
+// recorded as a skipped attempt (skipModel), so the request goes to the models left, as
+// its fallbacks; when it refuses every model the request could go to (the fit ones), the
+// request is refused with the first one's refusal (a *ModelBudgetError or a
+// *ModelRateError) and nothing is recorded. Nothing is counted here: a model's requests
+// are counted when it is called (admitModel).
+func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget, lists ...*[]target) error {
+	if len(b.limits.Models) == 0 {
+		return nil
+	}
+	now := g.opts.Now()
+	var usage *BudgetUsage
+	used := func() BudgetUsage {
+		if usage == nil {
+			u := b.Used(ctx)
+			usage = &u
+		}
+		return *usage
+	}
+	refusals := map[string]error{} // by entry: each checked once
+	type refused struct {
+		t   target
+		err error
+	}
+	var out []refused
+	callable := 0
+	kept := make([][]target, len(lists))
+	for i, ts := range lists {
+		for _, t := range *ts {
+			var err error
+			if entry := g.keyModelEntry(p, b, t); entry != "" {
+				var ok bool
+				if err, ok = refusals[entry]; !ok {
+					err = g.modelRefusal(p, b, entry, used, now)
+					refusals[entry] = err
+				}
+			}
+			if err != nil {
+				out = append(out, refused{t, err})
+				continue
+			}
+			kept[i] = append(kept[i], t)
+			if t.unfit == "" {
+				callable++
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	if callable == 0 {
+		return out[0].err
+	}
+	for i, ts := range lists {
+		*ts = kept[i] // new arrays: the lists given may be shared
+	}
+	for _, r := range out {
+		p.skipModel(r.t, r.err)
+	}
+	return nil
+}
+
+// admitModel is enterModel's check of target t as it is about to be called (its entry's
+// budget or minute may have been used up since, by this request's own earlier attempts or
+// by others, or t may be a fallback switched in since): the refusal, nil when t may be
+// called. Nothing is counted: countModel does once t is called.
+func (g *Gateway) admitModel(ctx context.Context, p *plan, t target, now time.Time) error {
+	b := p.scope.Budget
+	entry := g.keyModelEntry(p, b, t)
+	if entry == "" {
+		return nil
+	}
+	return g.modelRefusal(p, b, entry, func() BudgetUsage { return b.Used(ctx) }, now)
+}
+
+// countModel counts a call of target t at now in its entry's requests of the minute (when
+// the key bounds them): each model called is counted, a fallback's in its own entry.
+func (g *Gateway) countModel(p *plan, t target, now time.Time) {
+	b := p.scope.Budget
+	entry := g.keyModelEntry(p, b, t)
+	if entry == "" {
+		return
+	}
+	if ml := b.limits.Models[entry]; ml.RequestsPerMinute != nil {
 		g.spend.modelCount(b, entry, false, 1, now)
 	}
-	p.budgetModel = entry
-	return nil
+}
+
+// skipModel records that target t was skipped, its entry of the key's Models refusing it
+// (err); the first such refusal is the request's when no model is called (allFailed).
+func (p *plan) skipModel(t target, err error) {
+	kind := modelBudgetKind
+	if errors.Is(err, ErrTokenRate) {
+		kind = modelRateKind
+	}
+	p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeSkipped, Kind: kind, Error: "skipped: " + err.Error(), Err: err})
+	if p.modelRefused == nil {
+		p.modelRefused = err
+	}
+}
+
+// refusedByKey is the error of a plan no model of which was called, at least one being
+// refused by its entry of the key's Models (skipModel): the first such refusal, as a
+// request for that model alone is refused. nil when a model was called.
+func (p *plan) refusedByKey() error {
+	if p.modelRefused == nil {
+		return nil
+	}
+	for _, a := range p.attempts {
+		if a.Outcome != OutcomeSkipped {
+			return nil
+		}
+	}
+	return p.modelRefused
 }
 
 // The key prefixes of a stored account's per-model requests and tokens in

@@ -104,6 +104,7 @@ func (g *Gateway) BeginPassThrough(ctx context.Context, scope Scope, provider, m
 		return nil, err
 	}
 	pl.req.Stream = stream
+	g.countModel(pl, t, g.opts.Now()) // admitted by enterOp: the request is sent now
 	return &PassThrough{g: g, p: pl, t: t, f: f, stream: stream, begin: g.opts.Now()}, nil
 }
 

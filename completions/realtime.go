@@ -188,18 +188,18 @@ func (s *RealtimeSession) Model() string {
 
 // Dial opens the upstream session with the session's model, header going with the
 // handshake (OpenAI-Beta): a model group's members in order, the next one tried when one's
-// provider refuses or cannot be reached. The error is the last member's (a *providers.Error)
-// when none opened, or the context's.
+// provider refuses or cannot be reached, or the key's per-model limits refuse its model
+// (skipped). The error is the last member's (a *providers.Error, or a *ModelBudgetError
+// or *ModelRateError) when none opened, or the context's.
 func (s *RealtimeSession) Dial(ctx context.Context, header http.Header) (*websocket.Conn, error) {
 	var conn *websocket.Conn
-	err := s.eachMember(ctx, func(t target) (bool, error) {
-		d, ok := t.p.(providers.RealtimeDialer)
-		if !ok {
-			return false, nil
-		}
+	err := s.eachMember(ctx, func(t target) bool {
+		_, ok := t.p.(providers.RealtimeDialer)
+		return ok
+	}, func(t target) error {
 		var err error
-		conn, err = d.DialRealtime(ctx, t.model, header)
-		return true, err
+		conn, err = t.p.(providers.RealtimeDialer).DialRealtime(ctx, t.model, header)
+		return err
 	})
 	return conn, err
 }
@@ -217,16 +217,15 @@ func (s *RealtimeSession) Call(ctx context.Context, sdp string, session json.Raw
 		}
 	}
 	fields["type"] = json.RawMessage(`"realtime"`)
-	err = s.eachMember(ctx, func(t target) (bool, error) {
-		c, ok := t.p.(providers.RealtimeCaller)
-		if !ok {
-			return false, nil
-		}
+	err = s.eachMember(ctx, func(t target) bool {
+		_, ok := t.p.(providers.RealtimeCaller)
+		return ok
+	}, func(t target) error {
 		fields["model"], _ = json.Marshal(t.model)
 		body, _ := json.Marshal(fields)
 		var err error
-		answer, callID, err = c.CreateRealtimeCall(ctx, t.model, sdp, body)
-		return true, err
+		answer, callID, err = t.p.(providers.RealtimeCaller).CreateRealtimeCall(ctx, t.model, sdp, body)
+		return err
 	})
 	return answer, callID, err
 }
@@ -259,18 +258,28 @@ func (s *RealtimeSession) target() target {
 	return s.t
 }
 
-// eachMember calls open with the session's members in order until one opens (open
-// reports false for a member whose provider cannot open it: passed over), recording each
-// try as an attempt and the member that opened as the session's. The error is the last
-// member's when none opened, or the context's.
-func (s *RealtimeSession) eachMember(ctx context.Context, open func(target) (bool, error)) error {
+// eachMember calls open with the session's members in order until one opens (those whose
+// provider cannot, can false, passed over; those the key's per-model limits refuse
+// skipped), recording each try as an attempt and the member that opened as the session's.
+// The error is the last member's when none opened, or the context's.
+func (s *RealtimeSession) eachMember(ctx context.Context, can func(target) bool, open func(target) error) error {
 	var last error
 	for _, t := range s.p.targets {
 		begin := s.g.opts.Now()
-		tried, err := open(t)
-		if !tried {
+		if !can(t) {
 			continue
 		}
+		// The key's limits of the member's model, as for a chat request's attempt: a
+		// member refused is skipped, and the one opened counted.
+		if err := s.g.admitModel(ctx, s.p, t, begin); err != nil {
+			s.mu.Lock()
+			s.p.skipModel(t, err)
+			s.mu.Unlock()
+			last = err
+			continue
+		}
+		s.g.countModel(s.p, t, begin)
+		err := open(t)
 		a := Attempt{Model: t.name, ModelGroup: t.group, Outcome: "ok", LatencyMS: s.g.opts.Now().Sub(begin).Milliseconds(), Started: begin}
 		if err != nil {
 			a.Outcome, a.Error, a.Err = "error", err.Error(), err

@@ -413,7 +413,7 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 		return g.rankingFromCache(ctx, p, req, &rc)
 	}
 	if b := scope.Budget; b != nil {
-		if _, err := g.enterBudget(ctx, p, b, false); err != nil {
+		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err
 		}
 	}

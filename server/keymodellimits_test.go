@@ -325,3 +325,89 @@ func TestKeyModelLimitsOfTeamKeyAndPatch(t *testing.T) {
 		t.Fatalf("PATCH model_rpm_limit: %d %s", r.status, r.raw)
 	}
 }
+
+// TestKeyModelLimitsHoldEachFallback: a key's per-model limits hold every model a request
+// may go to, not only the one it names: a fallback (OpenAI-compatible fallbacks, native
+// models and fallback_models), or a model group's member, whose model's budget is spent or
+// whose rpm is used up is skipped and never answers; the model that answers is the one
+// charged and counted, not the one asked; a request all of whose models are refused gets
+// the first one's refusal, as a request for it alone does (LiteLLM's 400 budget_exceeded
+// or 429).
+func TestKeyModelLimitsHoldEachFallback(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	g := litellmGenerate(t, s, `{"key_alias":"bot","model_max_budget":{"openai/ok2":{"budget_limit":0,"time_period":"1d"},"openai/ok":{"budget_limit":1,"time_period":"1d"}},"model_rpm_limit":{"openai/other":1}}`)
+	chat := func(body string) (int, map[string]any, []byte) {
+		t.Helper()
+		resp, b := post(t, hs.URL+"/v1/chat/completions", g.Key, body)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return resp.StatusCode, m, b
+	}
+	const msgs = `"messages":[{"role":"user","content":"hi"}]`
+	// answeredBy is the model of an answer's last attempt (the one that answered).
+	answeredBy := func(m map[string]any) string {
+		sy, _ := m["switchyard"].(map[string]any)
+		as, _ := sy["attempts"].([]any)
+		if len(as) == 0 {
+			return ""
+		}
+		a, _ := as[len(as)-1].(map[string]any)
+		model, _ := a["model"].(string)
+		return model
+	}
+
+	// The fallback's model is over its budget: it is not called, the asked model's failure stands.
+	if code, _, b := chat(`{"model":"openai/down","fallbacks":["openai/ok2"],` + msgs + `}`); code == http.StatusOK ||
+		!strings.Contains(string(b), "exceeded budget for model=openai/ok2") {
+		t.Fatalf("a fallback over its model budget: %d %s; want the failure of openai/down with openai/ok2 skipped", code, b)
+	}
+	// The asked model is over its budget: its fallback answers and is charged, the asked one is not.
+	if code, m, b := chat(`{"model":"openai/ok2","fallbacks":["openai/ok"],` + msgs + `}`); code != http.StatusOK || answeredBy(m) != "openai/ok" {
+		t.Fatalf("the asked model over its budget, a fallback within its own: %d %s; want ok's answer", code, b)
+	}
+	info := modelLimitsOf(t, s, g.Token)
+	if u := info.ModelMaxBudgetUsage["openai/ok"].CurrentSpend; math.Abs(u-0.013) > 1e-9 || info.ModelMaxBudgetUsage["openai/ok2"].CurrentSpend != 0 {
+		t.Fatalf("the answering model's spend, not the asked one's: %+v", info.ModelMaxBudgetUsage)
+	}
+	// A model group of different models: the member over its budget is passed over.
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","model_max_budget":{"openai/ok":0}}`); r.status != http.StatusOK {
+		t.Fatalf("/key/update: %d %s", r.status, r.raw)
+	}
+	if code, m, b := chat(`{"model":"pair",` + msgs + `}`); code != http.StatusOK || answeredBy(m) != "openai/ok2" {
+		t.Fatalf("group pair with openai/ok over its budget: %d %s; want ok2's answer", code, b)
+	}
+	// Native models: the first over its budget, the second answers.
+	resp, b := post(t, hs.URL+"/api/v1/completions", g.Key, `{"models":["openai/ok","openai/ok2"],"messages":[{"role":"user","content":[{"type":"text","text":"Hi"}]}]}`)
+	var native struct {
+		Attempts []struct {
+			Model, Outcome, Kind string
+		} `json:"attempts"`
+	}
+	if json.Unmarshal(b, &native); resp.StatusCode != http.StatusOK || len(native.Attempts) != 2 || native.Attempts[1].Model != "openai/ok2" ||
+		native.Attempts[0].Outcome != "skipped" || native.Attempts[0].Kind != "model_budget_exceeded" {
+		t.Fatalf("native models [openai/ok openai/ok2], ok over its budget: %d %s", resp.StatusCode, b)
+	}
+
+	// rpm: the fallback's own model is counted when it answers, and refused past its rpm.
+	if code, m, b := chat(`{"model":"openai/down","fallbacks":["openai/other"],` + msgs + `}`); code != http.StatusOK || answeredBy(m) != "openai/other" {
+		t.Fatalf("first fallback to openai/other: %d %s", code, b)
+	}
+	if code, _, b := chat(`{"model":"openai/down","fallbacks":["openai/other"],` + msgs + `}`); code == http.StatusOK ||
+		!strings.Contains(string(b), "model_per_key: "+g.Token+":openai/other") {
+		t.Fatalf("second fallback to openai/other past its rpm of 1: %d %s", code, b)
+	}
+	// Every model refused: the first one's refusal, as for it alone.
+	code, _, b := chat(`{"model":"openai/ok","fallbacks":["openai/other"],` + msgs + `}`)
+	if msg, typ, ecode := openAIErrorOf(t, b); code != http.StatusBadRequest || typ != "budget_exceeded" || ecode != "400" ||
+		msg != "LiteLLM Virtual Key: "+g.Token+", key_alias: bot, exceeded budget for model=openai/ok" {
+		t.Fatalf("every model refused, the first by its budget: %d %s", code, b)
+	}
+	resp, b = post(t, hs.URL+"/v1/chat/completions", g.Key, `{"model":"openai/other","fallbacks":["openai/ok"],`+msgs+`}`)
+	if msg, _, _ := openAIErrorOf(t, b); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" ||
+		!strings.HasPrefix(msg, "Rate limit exceeded for model_per_key: "+g.Token+":openai/other. Limit type: requests.") {
+		t.Fatalf("every model refused, the first by its rpm: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	if vk := keyInfoOf(t, s, testKey, "/api/v1/keys/"+g.Token); vk.Spend.Requests != 6 {
+		t.Errorf("the key's requests %d, want 6: the refused requests take none", vk.Spend.Requests)
+	}
+}
