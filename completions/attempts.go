@@ -642,7 +642,9 @@ func targetNames(ts []target) []string {
 // against its limits and holds a slot in flight until its attempts end (plan.drop) or
 // the request does. Its breaker may skip it (recorded likewise) while a later model's
 // breaker is not open and that model is not at a limit; when every remaining model is
-// open (or at a limit) this one is tried anyway, as a probe. The error is ctx's when the
+// open (or at a limit) this one is tried anyway, as a probe. A model the key's own
+// per-model limits refuse (admitModel) is skipped, recorded likewise; one admitted is
+// counted in its entry's requests of the minute (countModel). The error is ctx's when the
 // caller went away while the request waited; when the request's deadline passed the
 // waited-for models are recorded as skipped at their limit.
 func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, error) {
