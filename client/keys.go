@@ -31,7 +31,8 @@ type KeyRequest struct {
 	// max_parallel_requests): one more is a 429 until one ends; 0 for no bound.
 	MaxParallelRequests int `json:"max_parallel_requests,omitempty"`
 	// Aliases are the key's own model names (LiteLLM's key aliases): a request of the key
-	// naming one is sent to the model it stands for, which Models must allow.
+	// naming one (as a chat request's model, or in a completions request's Models or
+	// FallbackModels) is sent to the model it stands for, which Models must allow.
 	Aliases map[string]string `json:"aliases,omitempty"`
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,7 +21,8 @@ import (
 // team's and organization's models (checked against the model the alias stands for, as
 // LiteLLM resolves an alias before its model check), a LiteLLM config's served models,
 // routing, billing, the answer's model — sees the model itself. The request's model is
-// where each surface takes it: the JSON body's top-level "model", a multipart form's model
+// where each surface takes it: the JSON body's top-level "model" (and each entry of the
+// native /api/v1/completions' "models" and "fallback_models"), a multipart form's model
 // field (audio, image edits), the Gemini API's path ({model}:generateContent), an Azure
 // deployment or engine path, and /v1/realtime's model (or deployment) query parameter.
 
@@ -122,17 +124,30 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// aliasedJSON is body, a JSON object, with its top-level "model" replaced by the model
-// aliases says it stands for (the last "model" given, the one decoding takes); ok is false
-// (body unchanged) when it names none, or when body is not a JSON object (the handler
-// reports that).
+// aliasedJSONFields are the top-level fields of a JSON body naming models a key's alias
+// may stand in: the OpenAI-style routes' model, and the native /api/v1/completions'
+// models and fallback_models (each entry an alias or a model; the OpenAI-style routes'
+// fallback_models, Switchyard's own, alike).
+var aliasedJSONFields = []string{"model", "models", "fallback_models"}
+
+// aliasedJSON is body, a JSON object, with its top-level "model" (a string), "models" and
+// "fallback_models" (lists of strings) replaced by the models aliases says they stand for
+// (each field's last occurrence, the one decoding takes); ok is false (body unchanged)
+// when they name none, or when body is not a JSON object (the handler reports that). A
+// field of another type is left for the handler to refuse.
 func aliasedJSON(body []byte, aliases map[string]string) ([]byte, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return body, false
 	}
-	at := -1 // where the last "model" value starts
-	var model json.RawMessage
+	type span struct {
+		at int // where the value starts in body
+		v  json.RawMessage
+	}
+	var last [3]span // of aliasedJSONFields, at -1 when absent
+	for i := range last {
+		last[i].at = -1
+	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -143,22 +158,60 @@ func aliasedJSON(body []byte, aliases map[string]string) ([]byte, bool) {
 		if err := dec.Decode(&v); err != nil {
 			return body, false
 		}
-		if tok == "model" {
-			at, model = int(start)+bytes.Index(body[start:dec.InputOffset()], v), v
+		if i := slices.Index(aliasedJSONFields, tok.(string)); i >= 0 {
+			last[i] = span{at: int(start) + bytes.Index(body[start:dec.InputOffset()], v), v: v}
 		}
 	}
-	var name string
-	if at < 0 || json.Unmarshal(model, &name) != nil {
+	type edit struct {
+		at, n int
+		with  []byte
+	}
+	var edits []edit
+	for i, sp := range last {
+		if sp.at < 0 {
+			continue
+		}
+		var with any
+		if i == 0 {
+			var name string
+			if json.Unmarshal(sp.v, &name) != nil {
+				continue
+			}
+			target, ok := aliases[name]
+			if !ok {
+				continue
+			}
+			with = target
+		} else {
+			var names []string
+			if json.Unmarshal(sp.v, &names) != nil {
+				continue
+			}
+			changed := false
+			for j, name := range names {
+				if target, ok := aliases[name]; ok {
+					names[j], changed = target, true
+				}
+			}
+			if !changed {
+				continue
+			}
+			with = names
+		}
+		out, _ := json.Marshal(with)
+		edits = append(edits, edit{at: sp.at, n: len(sp.v), with: out})
+	}
+	if len(edits) == 0 {
 		return body, false
 	}
-	target, ok := aliases[name]
-	if !ok {
-		return body, false
+	slices.SortFunc(edits, func(a, b edit) int { return a.at - b.at })
+	out := make([]byte, 0, len(body)+64)
+	from := 0
+	for _, e := range edits {
+		out = append(append(out, body[from:e.at]...), e.with...)
+		from = e.at + e.n
 	}
-	quoted, _ := json.Marshal(target)
-	out := make([]byte, 0, len(body)+len(quoted))
-	out = append(append(append(out, body[:at]...), quoted...), body[at+len(model):]...)
-	return out, true
+	return append(out, body[from:]...), true
 }
 
 // aliasedForm is r with its multipart form's model field replaced by the model aliases

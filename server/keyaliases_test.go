@@ -8,7 +8,9 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -162,5 +164,110 @@ func TestKeyAliasesOnCountingRoutes(t *testing.T) {
 	other := issue(t, s, `{"models":["openai/ok"]}`)
 	if resp, b := do2(t, "POST", hs.URL+tokenCounterPath, other.Key, `{"model":"mine","prompt":"hi"}`, nil); resp.StatusCode == 200 {
 		t.Errorf("another key's token count of mine: %d %s, want a refusal", resp.StatusCode, b)
+	}
+}
+
+// TestKeyAliasesOnNativeCompletions: a key's aliases stand for their models on the native
+// POST /api/v1/completions too — each entry of models and of fallback_models — where they
+// were refused with 422 (not provider/model); the key's models are checked against the
+// models they stand for, and another key naming the alias is still refused.
+func TestKeyAliasesOnNativeCompletions(t *testing.T) {
+	// A fake upstream on which ok2 is down.
+	up := &fakeOpenAIUpstream{}
+	var asked []string
+	var mu sync.Mutex
+	down := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var m struct{ Model string }
+		json.Unmarshal(b, &m)
+		mu.Lock()
+		asked = append(asked, m.Model)
+		mu.Unlock()
+		if m.Model == "ok2" {
+			http.Error(w, `{"error":{"message":"overloaded","type":"server_error"}}`, http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		up.ServeHTTP(w, r)
+	})
+	hs, s := keysServerWith(t, nil, down, Config{APIKeys: []string{testKey}})
+	vk := issue(t, s, `{"models":["openai/ok","openai/ok2"],"aliases":{"mine":"openai/ok","flaky":"openai/ok2","cheap":"openai/other"}}`)
+	const messages = `"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]`
+	native := func(key, body string) (*http.Response, []byte) {
+		t.Helper()
+		return do2(t, "POST", hs.URL+"/api/v1/completions", key, body, nil)
+	}
+	if resp, b := native(vk.Key, `{"models":["mine"],`+messages+`}`); resp.StatusCode != 200 || !strings.Contains(string(b), "Hello from ok") {
+		t.Fatalf("models [mine]: %d %s", resp.StatusCode, b)
+	}
+	// flaky (openai/ok2) fails; the fallback, named by its alias, answers.
+	mu.Lock()
+	asked = nil
+	mu.Unlock()
+	if resp, b := native(vk.Key, `{"models":["flaky"],"fallback_models":["mine"],"maxRetries":0,`+messages+`}`); resp.StatusCode != 200 || !strings.Contains(string(b), "Hello from ok") {
+		t.Fatalf("models [flaky] fallback_models [mine]: %d %s", resp.StatusCode, b)
+	}
+	mu.Lock()
+	if !slices.Contains(asked, "ok2") || asked[len(asked)-1] != "ok" {
+		t.Errorf("upstream asked for %v, want ok2 then ok", asked)
+	}
+	mu.Unlock()
+	// An alias beside a model in models.
+	if resp, b := native(vk.Key, `{"models":["openai/ok2","mine"],"maxRetries":0,`+messages+`}`); resp.StatusCode != 200 || !strings.Contains(string(b), "Hello from ok") {
+		t.Fatalf("models [openai/ok2 mine]: %d %s", resp.StatusCode, b)
+	}
+	// cheap stands for a model the key may not call: refused as that model.
+	if resp, b := native(vk.Key, `{"models":["cheap"],`+messages+`}`); resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "openai/other") {
+		t.Errorf("models [cheap] (openai/other, not among the key's models): %d %s", resp.StatusCode, b)
+	}
+	other := issue(t, s, `{"models":["openai/ok"]}`)
+	if resp, b := native(other.Key, `{"models":["mine"],`+messages+`}`); resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(b), "models[0]") {
+		t.Errorf("another key naming mine: %d %s, want the 422 naming models[0]", resp.StatusCode, b)
+	}
+}
+
+// TestAliasedJSONLists: the native route's models and fallback_models have each entry
+// naming an alias rewritten, the others and the rest of the body kept byte for byte; a
+// field of another type is left for the handler to refuse.
+func TestAliasedJSONLists(t *testing.T) {
+	aliases := map[string]string{"mine": "openai/ok", "x": "openai/ok2"}
+	for in, want := range map[string]string{
+		`{"models": ["a/b", "mine"] ,"fallback_models":["x"],"n":1}`: `{"models": ["a/b","openai/ok"] ,"fallback_models":["openai/ok2"],"n":1}`,
+		`{"fallback_models":["mine"],"model":"x"}`:                   `{"fallback_models":["openai/ok"],"model":"openai/ok2"}`,
+		`{"models":["a/b"],"fallback_models":"mine"}`:                `{"models":["a/b"],"fallback_models":"mine"}`,
+		`{"models":[1,"mine"]}`:                                      `{"models":[1,"mine"]}`,
+		`{"models":["mine"],"models":["a/b"]}`:                       `{"models":["mine"],"models":["a/b"]}`,
+	} {
+		got, ok := aliasedJSON([]byte(in), aliases)
+		if string(got) != want || ok != (want != in) {
+			t.Errorf("%s: %s (%v), want %s", in, got, ok, want)
+		}
+	}
+}
+
+// TestKeyAliasesNotListed: as on LiteLLM's proxy, whose /v1/models lists the key's, its
+// team's or the proxy's models (get_available_models_for_user) and never the key's aliases,
+// GET /v1/models answers the key's models without its aliases and GET /v1/models/{alias} is
+// a 404, though a request naming the alias is served.
+func TestKeyAliasesNotListed(t *testing.T) {
+	hs, s := keysServerWith(t, nil, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}})
+	vk := issue(t, s, `{"models":["openai/ok"],"aliases":{"mine":"openai/ok"}}`)
+	resp, b := do2(t, "GET", hs.URL+"/v1/models", vk.Key, "", nil)
+	var list openAIModelList
+	if err := json.Unmarshal(b, &list); resp.StatusCode != 200 || err != nil {
+		t.Fatalf("/v1/models: %d %s", resp.StatusCode, b)
+	}
+	var ids []string
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+	}
+	if !slices.Equal(ids, []string{"openai/ok"}) {
+		t.Errorf("/v1/models of the key: %v, want [openai/ok] (its models, not its alias mine)", ids)
+	}
+	if resp, b := do2(t, "GET", hs.URL+"/v1/models/mine", vk.Key, "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/v1/models/mine: %d %s, want 404", resp.StatusCode, b)
+	}
+	if resp, b := chatWith(t, hs, vk.Key, "mine"); resp.StatusCode != 200 {
+		t.Errorf("a request naming mine: %d %s", resp.StatusCode, b)
 	}
 }

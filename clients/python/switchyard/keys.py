@@ -63,7 +63,8 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     answer ends, a stream until its last event, and each realtime session; one more raises
     RateLimitError naming max_parallel_requests); ``aliases`` are model names of the key's
     own, ``{"my-model": "gpt-4o"}`` sending its requests naming ``my-model`` to ``gpt-4o``
-    (which ``models`` must allow; each a model or model group the server routes to);
+    (as ``model``, or in ``complete``'s ``models`` and ``fallback_models``; which ``models``
+    must allow; each a model or model group the server routes to; not listed by GET /v1/models);
     ``model_max_budget`` gives single models a USD budget of their own,
     ``{"gpt-4o": {"max_budget_usd": 10, "budget_duration": "1d"}}`` (a request for a model
     whose budget is spent is refused while its other models still work; ``key_info``'s
