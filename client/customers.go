@@ -34,7 +34,9 @@ type CustomerRequest struct {
 	// BudgetID names a LiteLLM budget of the calling key (POST /budget/new) whose
 	// max_budget, soft_budget, budget_duration and tpm_limit the end user takes, now and
 	// whenever the budget changes; MaxBudgetUSD, SoftBudgetUSD, BudgetDuration and
-	// TokensPerMinute may not be given with it.
+	// TokensPerMinute may not be given with it. A budget with an rpm_limit or a
+	// model_max_budget, which an end user's account does not hold, is refused (400 naming
+	// budget_id).
 	BudgetID string `json:"budget_id,omitempty"`
 }
 

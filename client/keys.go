@@ -70,9 +70,11 @@ type KeyRequest struct {
 	// A user id naming no user is a 404 naming user_id.
 	UserID string `json:"user_id,omitempty"`
 	// BudgetID names a LiteLLM budget of the calling key (POST /budget/new) whose
-	// max_budget, soft_budget, budget_duration, tpm_limit and max_parallel_requests become
-	// the key's MaxBudgetUSD, SoftBudgetUSD, BudgetDuration, TokensPerMinute and
-	// MaxParallelRequests, now and whenever the budget changes; those fields may not be set
+	// max_budget, soft_budget, budget_duration, tpm_limit, rpm_limit and
+	// max_parallel_requests become the key's MaxBudgetUSD, SoftBudgetUSD, BudgetDuration,
+	// TokensPerMinute, RequestsPerMinute and MaxParallelRequests, now and whenever the
+	// budget changes, and its model_max_budget the key's when it has none of its own;
+	// those fields may not be set
 	// beside it with other values (a 422 naming the field), and a
 	// budget id naming no budget is a 404 naming budget_id.
 	BudgetID string `json:"budget_id,omitempty"`

@@ -28,8 +28,9 @@ type OrganizationRequest struct {
 	// Models are the models the organization's teams may name and their keys call; empty
 	// allows every model.
 	Models []string `json:"models,omitempty"`
-	// BudgetID takes the limits of a LiteLLM budget (POST /budget/new) in place of the
-	// fields below; a /budget/update reaches the organization.
+	// BudgetID takes the limits of a LiteLLM budget (POST /budget/new: its max_budget,
+	// soft_budget, budget_duration, tpm_limit and rpm_limit) in place of the fields below;
+	// a /budget/update reaches the organization.
 	BudgetID string `json:"budget_id,omitempty"`
 	// MaxBudgetUSD is what all the keys of the organization's teams together may spend, per
 	// BudgetDuration (LiteLLM's max_budget).

@@ -163,7 +163,7 @@ func Completions(g *completions.Gateway) Option {
 		s.userRoutes(g)
 		s.endUserRoutes(g)
 		s.litellmCustomerRoutes(g)
-		s.litellmBudgetRoutes()
+		s.litellmBudgetRoutes(g)
 		s.litellmTagRoutes()
 		s.litellmModelRoutes(g)
 		s.guardrailRoutes(g)

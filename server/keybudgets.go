@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -13,10 +14,11 @@ import (
 
 // A virtual key takes a LiteLLM budget (litellmbudgets.go) by budget_id as an end user
 // does (LiteLLM's /key/generate and /key/update budget_id, and budget_id on POST and PATCH
-// /api/v1/keys): the budget's max_budget, soft_budget, budget_duration, tpm_limit and
-// max_parallel_requests become the key's max_budget_usd, soft_budget_usd, budget_duration,
-// tokens_per_minute and max_parallel_requests, its own
-// account spending against them on its own; a /budget/update rewrites them on every key
+// /api/v1/keys): the budget's max_budget, soft_budget, budget_duration, tpm_limit,
+// rpm_limit and max_parallel_requests become the key's max_budget_usd, soft_budget_usd,
+// budget_duration, tokens_per_minute, requests_per_minute and max_parallel_requests, and
+// its model_max_budget the key's when the key has none of its own (LiteLLM's rule), its
+// own account spending against them on its own; a /budget/update rewrites them on every key
 // naming the budget in the same store transaction; a budget some key names cannot be
 // deleted; and the key's own budget fields beside a budget_id (given, or the key's) are
 // refused unless they have the budget's values (takeBudget; budget_id "" on an update
@@ -34,7 +36,7 @@ func (req keyRequest) budgetFieldsGiven() map[string]json.RawMessage {
 	if req.fields != nil {
 		return req.fields
 	}
-	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.MaxParallelRequests, req.Blocked && req.budgetBlock)
+	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.RequestsPerMinute, req.MaxParallelRequests, req.Blocked && req.budgetBlock)
 }
 
 // takeKeyBudgetOf sets req's budget fields to those of owner's budget req.BudgetID, read
@@ -42,7 +44,8 @@ func (req keyRequest) budgetFieldsGiven() map[string]json.RawMessage {
 // with other values, or answers 404 naming budget_id (takeBudget).
 func takeKeyBudgetOf(ctx context.Context, tx store.Tx, owner string, req *keyRequest, given map[string]json.RawMessage) error {
 	return takeBudget(ctx, tx, owner, req.BudgetID, "key", given, budgetTarget{maxUSD: &req.MaxBudgetUSD, softUSD: &req.SoftBudgetUSD, duration: &req.BudgetDuration,
-		tokensPerMinute: &req.TokensPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock, maxParallel: &req.MaxParallelRequests})
+		tokensPerMinute: &req.TokensPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock, maxParallel: &req.MaxParallelRequests,
+		requestsPerMinute: &req.RequestsPerMinute, modelMaxBudget: &req.ModelMaxBudget})
 }
 
 // keyLimits is the account limits of vk as stored (its fields were checked when set), as
@@ -77,9 +80,11 @@ func budgetKeys(ctx context.Context, tx store.Tx, owner, id string) ([]storedVir
 }
 
 // applyBudgetToKeys sets the budget fields of every virtual key of owner naming budget b
-// to b's, and their accounts' limits with them, through tx; it returns how many keys it
-// changed. A key's spend is kept.
-func applyBudgetToKeys(ctx context.Context, tx store.Tx, owner string, b litellmBudgetRecord) (int, error) {
+// (before the change: old) to b's, and their accounts' limits with them, through tx; it
+// returns how many keys it changed. A key's spend is kept. A key's model_max_budget is
+// b's when it had none or old's (it took the budget's), else its own is kept (LiteLLM's
+// rule: the key's own wins).
+func applyBudgetToKeys(ctx context.Context, tx store.Tx, owner string, old, b litellmBudgetRecord) (int, error) {
 	recs, err := budgetKeys(ctx, tx, owner, b.BudgetID)
 	if err != nil {
 		return 0, err
@@ -87,13 +92,17 @@ func applyBudgetToKeys(ctx context.Context, tx store.Tx, owner string, b litellm
 	for _, rec := range recs {
 		vk := rec.virtualKey
 		vk.MaxBudgetUSD, vk.SoftBudgetUSD, vk.BudgetDuration, vk.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
-		parallelChanged := vk.MaxParallelRequests != b.MaxParallelRequests
-		vk.MaxParallelRequests = b.MaxParallelRequests
+		// max_parallel_requests and requests_per_minute are held from the shared-key record.
+		parallelChanged := vk.MaxParallelRequests != b.MaxParallelRequests || vk.RequestsPerMinute != b.RequestsPerMinute
+		vk.MaxParallelRequests, vk.RequestsPerMinute = b.MaxParallelRequests, b.RequestsPerMinute
+		if len(vk.ModelMaxBudget) == 0 || maps.Equal(vk.ModelMaxBudget, old.ModelMaxBudget) {
+			vk.ModelMaxBudget = maps.Clone(b.ModelMaxBudget)
+		}
 		if err := completions.SetSharedBudgetLimits(ctx, tx, "key/"+vk.ID, keyLimits(vk)); err != nil {
 			return 0, err
 		}
 		// The description, and the shared-key record only when it holds a field that
-		// changed (max_parallel_requests) and is still there: an expired key's, gone at its
+		// changed (max_parallel_requests, requests_per_minute) and is still there: an expired key's, gone at its
 		// first use after expiry, stays gone.
 		if parallelChanged {
 			if _, err := tx.Get(ctx, store.ScopedKeys, rec.Hash); err == nil {

@@ -268,16 +268,24 @@ func litellmModelRates(field string, raw json.RawMessage) (json.RawMessage, erro
 	return json.Marshal(out)
 }
 
-// litellmModelLimitsInfo sets info's per-model limits (and the model budgets' spend) from vk.
-func litellmModelLimitsInfo(info *litellmKeyInfo, vk virtualKey) {
-	info.ModelMaxBudget, info.ModelMaxBudgetUsage = map[string]litellmModelBudget{}, map[string]litellmModelBudgetUsage{}
-	for m, b := range vk.ModelMaxBudget {
+// litellmModelBudgets is m in LiteLLM's fields (an empty map for none).
+func litellmModelBudgets(m map[string]keyModelBudget) map[string]litellmModelBudget {
+	out := make(map[string]litellmModelBudget, len(m))
+	for name, b := range m {
 		var period *string
 		if b.BudgetDuration != "" {
 			period = &b.BudgetDuration
 		}
-		info.ModelMaxBudget[m] = litellmModelBudget{BudgetLimit: b.MaxBudgetUSD, TimePeriod: period}
-		info.ModelMaxBudgetUsage[m] = litellmModelBudgetUsage{CurrentSpend: vk.Spend.Models[m].CostUSD, BudgetLimit: b.MaxBudgetUSD, TimePeriod: period}
+		out[name] = litellmModelBudget{BudgetLimit: b.MaxBudgetUSD, TimePeriod: period}
+	}
+	return out
+}
+
+// litellmModelLimitsInfo sets info's per-model limits (and the model budgets' spend) from vk.
+func litellmModelLimitsInfo(info *litellmKeyInfo, vk virtualKey) {
+	info.ModelMaxBudget, info.ModelMaxBudgetUsage = litellmModelBudgets(vk.ModelMaxBudget), map[string]litellmModelBudgetUsage{}
+	for m, b := range info.ModelMaxBudget {
+		info.ModelMaxBudgetUsage[m] = litellmModelBudgetUsage{CurrentSpend: vk.Spend.Models[m].CostUSD, BudgetLimit: b.BudgetLimit, TimePeriod: b.TimePeriod}
 	}
 	info.ModelRPMLimit, info.ModelTPMLimit = vk.ModelRPMLimit, vk.ModelTPMLimit
 	if info.ModelRPMLimit == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -36,10 +37,16 @@ import (
 // a word; here the delete is a 400 naming them. A budget's max_parallel_requests bounds
 // the requests in flight of each virtual key naming it (the key's max_parallel_requests,
 // rewritten by /budget/update as the others); end users and organizations naming the budget
-// have no such bound, as LiteLLM bounds requests in flight of keys and teams only. The
-// fields an end user account cannot hold (rpm_limit, model_max_budget, budget_reset_at)
-// are refused with a 400 naming them unless they ask for nothing, as the other LiteLLM
-// routes here refuse theirs.
+// have no such bound, as LiteLLM bounds requests in flight of keys and teams only. Its
+// rpm_limit becomes the rpm_limit of each key and organization naming it, and its
+// model_max_budget the model_max_budget of each key naming it that has none of its own, as
+// LiteLLM's key view (LiteLLM_VerificationTokenView) fills a key's empty rpm_limit and
+// model_max_budget from its budget's row and its organization view takes the budget's
+// rpm_limit. LiteLLM holds its end users to both as well (end_user_rpm_limit,
+// end_user_model_max_budget), which an end user account here cannot hold: an end user
+// naming such a budget is refused (400 naming budget_id), as is a /budget/update giving one
+// to a budget end users name (endUserCannotTake). budget_reset_at is refused with a 400
+// naming it unless it asks for nothing, as the other LiteLLM routes here refuse theirs.
 
 // Bounds of LiteLLM budgets.
 const (
@@ -53,12 +60,10 @@ const (
 	maxBudgetCustomersNamed = 20
 )
 
-// litellmBudgetUnsupported are LiteLLM's budget fields an end user account cannot hold,
-// with the reason given when one asks for something.
+// litellmBudgetUnsupported are LiteLLM's budget fields no account here can hold, with the
+// reason given when one asks for something.
 var litellmBudgetUnsupported = map[string]string{
-	"rpm_limit":        "an end user's account has no requests per minute bound (keys and teams have one: rpm_limit on /key/generate, /team/new)",
-	"model_max_budget": "an end user's account has one budget for all its models (per-model budgets are not supported)",
-	"budget_reset_at":  "each end user's period starts at its own first request after it takes the budget, and restarts every budget_duration",
+	"budget_reset_at": "each end user's period starts at its own first request after it takes the budget, and restarts every budget_duration",
 }
 
 // litellmBudgetRecord is a budget's record in store.LiteLLMBudgets.
@@ -69,29 +74,35 @@ type litellmBudgetRecord struct {
 	BudgetDuration  string  `json:"budget_duration,omitempty"`
 	TokensPerMinute int64   `json:"tokens_per_minute,omitempty"`
 	// MaxParallelRequests bounds the requests in flight of each key naming the budget.
-	MaxParallelRequests int       `json:"max_parallel_requests,omitempty"`
-	CreatedAt           time.Time `json:"created_at"`
-	CreatedBy           string    `json:"created_by"`
-	UpdatedAt           time.Time `json:"updated_at"`
-	UpdatedBy           string    `json:"updated_by"`
-	Owner               string    `json:"owner"`
+	MaxParallelRequests int `json:"max_parallel_requests,omitempty"`
+	// RequestsPerMinute becomes the requests_per_minute (LiteLLM's rpm_limit) of each key
+	// and organization naming the budget.
+	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
+	// ModelMaxBudget becomes the model_max_budget of each key naming the budget that has
+	// none of its own.
+	ModelMaxBudget map[string]keyModelBudget `json:"model_max_budget,omitempty"`
+	CreatedAt      time.Time                 `json:"created_at"`
+	CreatedBy      string                    `json:"created_by"`
+	UpdatedAt      time.Time                 `json:"updated_at"`
+	UpdatedBy      string                    `json:"updated_by"`
+	Owner          string                    `json:"owner"`
 }
 
 // litellmBudget is a budget as LiteLLM's LiteLLM_BudgetTable describes one.
 type litellmBudget struct {
-	BudgetID            string          `json:"budget_id"`
-	MaxBudget           *float64        `json:"max_budget" jsonschema:"description=USD each end user or key naming the budget may spend (per budget_duration); null for no bound"`
-	SoftBudget          *float64        `json:"soft_budget" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
-	MaxParallelRequests *int            `json:"max_parallel_requests" jsonschema:"description=Requests each virtual key naming the budget may have in flight at once (its max_parallel_requests; end users have no such bound); null for no bound"`
-	TPMLimit            *int64          `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user or key naming the budget may use; null for no bound"`
-	RPMLimit            *int            `json:"rpm_limit" jsonschema:"description=Always null (not supported)"`
-	ModelMaxBudget      *map[string]any `json:"model_max_budget" jsonschema:"description=Always null (not supported)"` // a pointer: the document's schema allows the null it always is
-	BudgetDuration      *string         `json:"budget_duration" jsonschema:"description=Period after which the spend of each end user or key naming it starts again from zero (30d); null for all time"`
-	BudgetResetAt       *time.Time      `json:"budget_reset_at" jsonschema:"description=Always null: each end user's period starts at its own first request (its litellm_budget_table.budget_reset_at)"`
-	CreatedAt           time.Time       `json:"created_at"`
-	CreatedBy           string          `json:"created_by" jsonschema:"description=The owner (calling key's id) that made the budget"`
-	UpdatedAt           time.Time       `json:"updated_at"`
-	UpdatedBy           string          `json:"updated_by"`
+	BudgetID            string                         `json:"budget_id"`
+	MaxBudget           *float64                       `json:"max_budget" jsonschema:"description=USD each end user or key naming the budget may spend (per budget_duration); null for no bound"`
+	SoftBudget          *float64                       `json:"soft_budget" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
+	MaxParallelRequests *int                           `json:"max_parallel_requests" jsonschema:"description=Requests each virtual key naming the budget may have in flight at once (its max_parallel_requests; end users have no such bound); null for no bound"`
+	TPMLimit            *int64                         `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user or key naming the budget may use; null for no bound"`
+	RPMLimit            *int                           `json:"rpm_limit" jsonschema:"description=Requests per minute each virtual key or organization naming the budget may make (its rpm_limit); null for no bound"`
+	ModelMaxBudget      *map[string]litellmModelBudget `json:"model_max_budget" jsonschema:"description=USD budgets of single models ({gpt-4o: {budget_limit: 10\\, time_period: 1d}}) of each virtual key naming the budget that has none of its own; null for none"`
+	BudgetDuration      *string                        `json:"budget_duration" jsonschema:"description=Period after which the spend of each end user or key naming it starts again from zero (30d); null for all time"`
+	BudgetResetAt       *time.Time                     `json:"budget_reset_at" jsonschema:"description=Always null: each end user's period starts at its own first request (its litellm_budget_table.budget_reset_at)"`
+	CreatedAt           time.Time                      `json:"created_at"`
+	CreatedBy           string                         `json:"created_by" jsonschema:"description=The owner (calling key's id) that made the budget"`
+	UpdatedAt           time.Time                      `json:"updated_at"`
+	UpdatedBy           string                         `json:"updated_by"`
 }
 
 // litellmBudgetRequest documents the body of POST /budget/new and /budget/update; other
@@ -102,6 +113,10 @@ type litellmBudgetRequest struct {
 	SoftBudget     *float64 `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks; null or 0 for none"`
 	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend of each end user or key naming it starts again from zero (30d); null for all time"`
 	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute each end user or key naming it may use; null or 0 for no bound"`
+	// RPMLimit becomes the rpm_limit of each key and organization naming the budget.
+	RPMLimit *int `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute each virtual key or organization naming it may make (their rpm_limit: past it a 429); an end user cannot take a budget with one; null or 0 for no bound"`
+	// ModelMaxBudget becomes the model_max_budget of each key naming the budget.
+	ModelMaxBudget map[string]litellmModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models ({gpt-4o: {budget_limit: 10\\, time_period: 1d}}) of each virtual key naming it that has no model_max_budget of its own (LiteLLM's rule); an end user cannot take a budget with one; organizations ignore it; null or {} for none"`
 	// MaxParallelRequests becomes the max_parallel_requests of each key naming the budget.
 	MaxParallelRequests *int `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests each virtual key naming it may have in flight at once (the key's max_parallel_requests: one more is a 429); end users naming it have no such bound; null for no bound (0 is refused: LiteLLM's 0 blocks)"`
 }
@@ -130,7 +145,7 @@ type litellmBudgetSetting struct {
 func litellmBudgetPath(path string) bool { return strings.HasPrefix(path, "/budget/") }
 
 // litellmBudgetRoutes registers LiteLLM's budget management routes.
-func (s *Server) litellmBudgetRoutes() {
+func (s *Server) litellmBudgetRoutes(g *completions.Gateway) {
 	tags := []string{"LiteLLM compatibility"}
 	scoped := "the calling key is itself limited in scope (a virtual or job key)"
 	s.Handle(Route{Method: "POST", Path: "/budget/new", Summary: "LiteLLM's budget creation: a reusable budget that end users (/customer/new, /customer/update) and virtual keys (/key/generate, /key/update) take by budget_id",
@@ -155,7 +170,7 @@ func (s *Server) litellmBudgetRoutes() {
 			if err := checkLiteLLMBudgetID("budget_id", b.BudgetID); err != nil {
 				return err
 			}
-			if err := applyLiteLLMBudgetFields(&b, fields); err != nil {
+			if err := applyLiteLLMBudgetFields(&b, fields, g); err != nil {
 				return err
 			}
 			if err := s.createLiteLLMBudget(r.Context(), b); err != nil {
@@ -177,7 +192,7 @@ func (s *Server) litellmBudgetRoutes() {
 				return litellmInvalid("budget_id", "budget_id: required, a string: the budget to change")
 			}
 			delete(fields, "budget_id")
-			b, err := s.updateLiteLLMBudget(r.Context(), owner(r), id, fields)
+			b, err := s.updateLiteLLMBudget(r.Context(), g, owner(r), id, fields)
 			if err != nil {
 				return err
 			}
@@ -288,8 +303,9 @@ func checkLiteLLMBudgetID(field, id string) error {
 
 // applyLiteLLMBudgetFields sets b's limits to LiteLLM's fields given (null removes one,
 // as LiteLLM's /budget/update stores what it is sent) and checks the result, refusing a
-// field with no equivalent unless it asks for nothing.
-func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.RawMessage) error {
+// field with no equivalent unless it asks for nothing. The models of a model_max_budget are
+// checked against what g routes to (nil g: not checked).
+func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.RawMessage, g *completions.Gateway) error {
 	names := make([]string, 0, len(fields))
 	for name := range fields {
 		names = append(names, name)
@@ -324,6 +340,34 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 				return litellmInvalid(name, "tpm_limit: must be at least 0, got %d", v)
 			}
 			b.TokensPerMinute = v
+		case "rpm_limit":
+			var v int
+			if !null && json.Unmarshal(raw, &v) != nil {
+				return litellmInvalid(name, "rpm_limit: must be a whole number or null, got %s", raw)
+			}
+			if v < 0 || v > 1_000_000 {
+				return litellmInvalid(name, "rpm_limit: must be between 0 and 1000000 (0 or null for no bound), got %d", v)
+			}
+			b.RequestsPerMinute = v
+		case "model_max_budget":
+			b.ModelMaxBudget = nil
+			if null {
+				continue
+			}
+			native, err := litellmModelMaxBudget(raw)
+			if err != nil {
+				return err
+			}
+			var m map[string]keyModelBudget
+			if err := json.Unmarshal(native, &m); err != nil {
+				return fmt.Errorf("server: model_max_budget: %w", err)
+			}
+			if _, err := checkKeyModelLimits(g, keyRequest{ModelMaxBudget: m}, g != nil); err != nil {
+				return litellmInvalid(name, "%s", userMessage(err))
+			}
+			if len(m) > 0 {
+				b.ModelMaxBudget = m
+			}
 		case "max_parallel_requests":
 			var v int
 			if !null && json.Unmarshal(raw, &v) != nil {
@@ -346,7 +390,7 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 			if why, ok := litellmBudgetUnsupported[name]; ok {
 				return litellmInvalid(name, "%s: not supported: %s", name, why)
 			}
-			return litellmInvalid(name, "%s: a budget has no %s (its fields: budget_id, max_budget, soft_budget, budget_duration, tpm_limit, max_parallel_requests)", name, name)
+			return litellmInvalid(name, "%s: a budget has no %s (its fields: budget_id, max_budget, soft_budget, budget_duration, tpm_limit, rpm_limit, max_parallel_requests, model_max_budget)", name, name)
 		}
 	}
 	_, err := checkKeyRequest(nil, keyRequest{MaxBudgetUSD: b.MaxBudgetUSD, SoftBudgetUSD: b.SoftBudgetUSD,
@@ -373,12 +417,18 @@ func litellmBudgetOf(b litellmBudgetRecord) litellmBudget {
 	if b.MaxParallelRequests > 0 {
 		out.MaxParallelRequests = &b.MaxParallelRequests
 	}
+	if b.RequestsPerMinute > 0 {
+		out.RPMLimit = &b.RequestsPerMinute
+	}
+	if len(b.ModelMaxBudget) > 0 {
+		m := litellmModelBudgets(b.ModelMaxBudget)
+		out.ModelMaxBudget = &m
+	}
 	return out
 }
 
 // litellmBudgetSettings lists b's fields as LiteLLM's /budget/settings does.
 func litellmBudgetSettings(b litellmBudget) []litellmBudgetSetting {
-	unsupported := "Not supported by Switchyard: always null"
 	value := func(p any) any { // a typed nil pointer answers null
 		switch v := p.(type) {
 		case *float64:
@@ -397,17 +447,21 @@ func litellmBudgetSettings(b litellmBudget) []litellmBudgetSetting {
 			if v != nil {
 				return *v
 			}
+		case *map[string]litellmModelBudget:
+			if v != nil {
+				return *v
+			}
 		}
 		return nil
 	}
 	return []litellmBudgetSetting{
 		{FieldName: "max_parallel_requests", FieldType: "Integer", FieldDescription: "Requests each virtual key naming the budget may have in flight at once", FieldValue: value(b.MaxParallelRequests), StoredInDB: true},
 		{FieldName: "tpm_limit", FieldType: "Integer", FieldDescription: "Tokens per minute each end user or key naming the budget may use", FieldValue: value(b.TPMLimit), StoredInDB: true},
-		{FieldName: "rpm_limit", FieldType: "Integer", FieldDescription: unsupported, StoredInDB: true},
+		{FieldName: "rpm_limit", FieldType: "Integer", FieldDescription: "Requests per minute each virtual key or organization naming the budget may make", FieldValue: value(b.RPMLimit), StoredInDB: true},
 		{FieldName: "budget_duration", FieldType: "String", FieldDescription: "Period after which the spend of each end user or key naming the budget starts again from zero (30d)", FieldValue: value(b.BudgetDuration), StoredInDB: true},
 		{FieldName: "max_budget", FieldType: "Float", FieldDescription: "USD each end user or key naming the budget may spend (per budget_duration)", FieldValue: value(b.MaxBudget), StoredInDB: true},
 		{FieldName: "soft_budget", FieldType: "Float", FieldDescription: "USD mark that sends a budget alert and never blocks", FieldValue: value(b.SoftBudget), StoredInDB: true},
-		{FieldName: "model_max_budget", FieldType: "Object", FieldDescription: unsupported, StoredInDB: true},
+		{FieldName: "model_max_budget", FieldType: "Object", FieldDescription: "USD budgets of single models of each virtual key naming the budget that has none of its own", FieldValue: value(b.ModelMaxBudget), StoredInDB: true},
 	}
 }
 
@@ -468,7 +522,7 @@ func (s *Server) createLiteLLMBudget(ctx context.Context, b litellmBudgetRecord)
 // updateLiteLLMBudget applies LiteLLM's fields to owner's budget id and its limits to
 // every end user and virtual key naming it, in one transaction: a failed update changes
 // nothing.
-func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fields map[string]json.RawMessage) (*litellmBudgetRecord, error) {
+func (s *Server) updateLiteLLMBudget(ctx context.Context, g *completions.Gateway, owner, id string, fields map[string]json.RawMessage) (*litellmBudgetRecord, error) {
 	var b litellmBudgetRecord
 	applied, keys, orgs := 0, 0, 0
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
@@ -477,7 +531,8 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fiel
 		if b, err = s.litellmBudgetOf(ctx, tx, owner, id); err != nil {
 			return err
 		}
-		if err := applyLiteLLMBudgetFields(&b, fields); err != nil {
+		old := b
+		if err := applyLiteLLMBudgetFields(&b, fields, g); err != nil {
 			return err
 		}
 		b.UpdatedAt, b.UpdatedBy = time.Now().UTC(), owner
@@ -487,6 +542,11 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fiel
 		recs, err := budgetUsers(ctx, tx, owner, id, 0)
 		if err != nil {
 			return err
+		}
+		if len(recs) > 0 {
+			if err := endUserCannotTake(b, "budget_id", recs[0].EndUserID); err != nil {
+				return err
+			}
 		}
 		for _, rec := range recs {
 			eid := rec.EndUserID
@@ -499,7 +559,7 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, owner, id string, fiel
 			}
 			applied++
 		}
-		if keys, err = applyBudgetToKeys(ctx, tx, owner, b); err != nil {
+		if keys, err = applyBudgetToKeys(ctx, tx, owner, old, b); err != nil {
 			return err
 		}
 		orgs, err = applyBudgetToOrganizations(ctx, tx, owner, b)
@@ -621,7 +681,7 @@ func moveBudgetCustomer(ctx context.Context, tx store.Tx, owner, id, from, to st
 
 // budgetIDFields are the end user and virtual key fields a budget_id sets, in the order
 // a refusal names them.
-var budgetIDFields = []string{"max_budget_usd", "soft_budget_usd", "budget_duration", "tokens_per_minute", "max_parallel_requests"}
+var budgetIDFields = []string{"max_budget_usd", "soft_budget_usd", "budget_duration", "tokens_per_minute", "requests_per_minute", "max_parallel_requests"}
 
 // budgetFieldsGiven is the fields of the body that made req, or, without one, the budget
 // fields req sets (budgetFieldsSet).
@@ -629,14 +689,14 @@ func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
 	if req.fields != nil {
 		return req.fields
 	}
-	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, 0, req.Blocked && req.budgetBlock)
+	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, 0, 0, req.Blocked && req.budgetBlock)
 }
 
 // budgetFieldsSet names, of budgetIDFields, those an end user's or a key's request sets
 // (non-zero), for a request made without a body: budgetBlocked (LiteLLM's max_budget 0)
 // sets max_budget_usd 0 and blocked; maxParallel is a key's max_parallel_requests (0 for
 // an end user).
-func budgetFieldsSet(maxUSD, softUSD float64, duration string, tokensPerMinute int64, maxParallel int, budgetBlocked bool) map[string]json.RawMessage {
+func budgetFieldsSet(maxUSD, softUSD float64, duration string, tokensPerMinute int64, requestsPerMinute, maxParallel int, budgetBlocked bool) map[string]json.RawMessage {
 	given := map[string]json.RawMessage{}
 	if maxUSD != 0 || budgetBlocked {
 		given["max_budget_usd"] = json.RawMessage(`0`)
@@ -652,6 +712,9 @@ func budgetFieldsSet(maxUSD, softUSD float64, duration string, tokensPerMinute i
 	}
 	if tokensPerMinute != 0 {
 		given["tokens_per_minute"] = json.RawMessage(`0`)
+	}
+	if requestsPerMinute != 0 {
+		given["requests_per_minute"] = json.RawMessage(`0`)
 	}
 	if maxParallel != 0 {
 		given["max_parallel_requests"] = json.RawMessage(`0`)
@@ -713,6 +776,14 @@ func budgetFieldsBeside(what string, given map[string]json.RawMessage, to budget
 			if b.TokensPerMinute != 0 {
 				sets = strconv.FormatInt(b.TokensPerMinute, 10)
 			}
+		case "requests_per_minute":
+			if to.requestsPerMinute == nil {
+				continue // an end user's: it takes no budget with one
+			}
+			same, sets = *to.requestsPerMinute == b.RequestsPerMinute, "none (null)"
+			if b.RequestsPerMinute != 0 {
+				sets = strconv.Itoa(b.RequestsPerMinute)
+			}
 		case "max_parallel_requests":
 			if to.maxParallel == nil {
 				continue // an end user's or organization's: the budget sets none
@@ -754,14 +825,41 @@ func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRe
 	return takeBudget(ctx, tx, owner, req.BudgetID, "end user", given, budgetTarget{maxUSD: &req.MaxBudgetUSD, softUSD: &req.SoftBudgetUSD, duration: &req.BudgetDuration, tokensPerMinute: &req.TokensPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock})
 }
 
-// budgetTarget points at the budget fields of an end user's or a key's request;
-// maxParallel only a key's (nil: the budget's max_parallel_requests is not taken).
+// budgetTarget points at the budget fields of an end user's, a key's or an organization's
+// request; maxParallel and modelMaxBudget only a key's (nil: the budget's
+// max_parallel_requests or model_max_budget is not taken), requestsPerMinute a key's or an
+// organization's (nil: an end user's, which cannot take a budget with an rpm_limit or a
+// model_max_budget, endUserCannotTake).
 type budgetTarget struct {
 	maxUSD, softUSD      *float64
 	duration             *string
 	tokensPerMinute      *int64
 	blocked, budgetBlock *bool
 	maxParallel          *int
+	requestsPerMinute    *int
+	modelMaxBudget       *map[string]keyModelBudget
+}
+
+// endUserCannotTake refuses budget b for end users (the first, endUser, named), naming
+// field, when b holds a limit an end user's account cannot: LiteLLM holds its end users to
+// a budget's rpm_limit and model_max_budget too, which end user accounts here do not have,
+// so taking it without them would leave the end user less bounded than the budget says.
+func endUserCannotTake(b litellmBudgetRecord, field, endUser string) error {
+	var held []string
+	if b.RequestsPerMinute > 0 {
+		held = append(held, "rpm_limit")
+	}
+	if len(b.ModelMaxBudget) > 0 {
+		held = append(held, "model_max_budget")
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	if field == "budget_id" && endUser != "" {
+		field = held[0] // a /budget/update adding it to a budget end users name
+		return litellmInvalid(field, "%s: budget %q is the budget of end users (%q among them), whose accounts hold no %s here: give them another budget_id (/customer/update) or keep it off this budget", field, b.BudgetID, endUser, strings.Join(held, " or "))
+	}
+	return litellmInvalid(field, "%s: budget %q has %s, which an end user's account does not hold here (keys and organizations take them): give the end user a budget without it", field, b.BudgetID, strings.Join(held, " and "))
 }
 
 // takeBudget sets to's fields to those of owner's budget id, read through tx ("": to
@@ -777,12 +875,23 @@ func takeBudget(ctx context.Context, tx store.Tx, owner, id, what string, given 
 	if err != nil {
 		return err
 	}
+	if what == "end user" {
+		if err := endUserCannotTake(b, "budget_id", ""); err != nil {
+			return err
+		}
+	}
 	if err := budgetFieldsBeside(what, given, to, b); err != nil {
 		return err
 	}
 	*to.maxUSD, *to.softUSD, *to.duration, *to.tokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
 	if to.maxParallel != nil {
 		*to.maxParallel = b.MaxParallelRequests
+	}
+	if to.requestsPerMinute != nil {
+		*to.requestsPerMinute = b.RequestsPerMinute
+	}
+	if to.modelMaxBudget != nil && len(*to.modelMaxBudget) == 0 {
+		*to.modelMaxBudget = maps.Clone(b.ModelMaxBudget) // LiteLLM's rule: the key's own, when it has one, wins
 	}
 	*to.blocked, *to.budgetBlock = *to.blocked && !*to.budgetBlock, false
 	return nil

@@ -64,10 +64,12 @@ func TestLiteLLMBudgetRoutes(t *testing.T) {
 		{`{"soft_budget":-2}`, "soft_budget", "soft_budget"},
 		{`{"tpm_limit":-3}`, "tpm_limit", "tpm_limit: must be at least 0"},
 		{`{"budget_duration":"often"}`, "budget_duration", "budget_duration"},
-		{`{"rpm_limit":10}`, "rpm_limit", "rpm_limit: not supported"},
+		{`{"rpm_limit":-1}`, "rpm_limit", "rpm_limit: must be between 0 and"},
 		{`{"max_parallel_requests":0}`, "max_parallel_requests", "max_parallel_requests: must be between 1 and"},
 		{`{"max_parallel_requests":"2"}`, "max_parallel_requests", "max_parallel_requests: must be a whole number"},
-		{`{"model_max_budget":{"openai/ok":{"max_budget":1}}}`, "model_max_budget", "model_max_budget: not supported"},
+		{`{"model_max_budget":{"nope/none":{"budget_limit":1}}}`, "model_max_budget", `model_max_budget["nope/none"]: "nope/none" is not a model`},
+		{`{"model_max_budget":{"openai/ok":{"budget_limit":-1}}}`, "model_max_budget", `model_max_budget["openai/ok"]: budget_limit: must be at least 0`},
+		{`{"model_max_budget":{"openai/*":{"budget_limit":1}}}`, "model_max_budget", "not a pattern"},
 		{`{"budget_reset_at":"2030-01-01T00:00:00Z"}`, "budget_reset_at", "budget_reset_at: not supported"},
 		{`{"colour":"red"}`, "colour", "colour: a budget has no colour"},
 		{`{"budget_id":"` + strings.Repeat("x", 257) + `"}`, "budget_id", "budget_id: at most 256"},
@@ -89,7 +91,7 @@ func TestLiteLLMBudgetRoutes(t *testing.T) {
 	}
 	wantParam(t, do(t, s, "POST", "/budget/update", testKey, `{"max_budget":1}`), http.StatusBadRequest, "budget_id", "budget_id: required")
 	wantParam(t, do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"nope","max_budget":1}`), http.StatusNotFound, "budget_id", `no budget "nope"`)
-	wantParam(t, do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"team-a","rpm_limit":5}`), http.StatusBadRequest, "rpm_limit", "rpm_limit")
+	wantParam(t, do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"team-a","rpm_limit":"5"}`), http.StatusBadRequest, "rpm_limit", "rpm_limit: must be a whole number")
 	wantParam(t, do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"team-a","max_budget":-5}`), http.StatusBadRequest, "max_budget", "max_budget")
 
 	var info []litellmBudget

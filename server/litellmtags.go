@@ -294,7 +294,7 @@ func applyLiteLLMTagFields(t *litellmTagRecord, fields map[string]json.RawMessag
 			}
 		}
 	}
-	return applyLiteLLMBudgetFields(&t.Limits, budget)
+	return applyLiteLLMBudgetFields(&t.Limits, budget, nil)
 }
 
 // maxLiteLLMTagModels bounds the models of one tag.

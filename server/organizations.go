@@ -23,8 +23,10 @@ import (
 // account every key of its teams spends from, beside the key's and the team's, with its
 // rpm_limit shared by all those keys; a blocked or spent organization refuses them all
 // (completions.Budget.AddParent). An organization takes a LiteLLM budget by budget_id as a
-// virtual key does (keybudgets.go): the budget's limits become its own, and a
-// /budget/update reaches it. Members are users with an organization role (org_admin,
+// virtual key does (keybudgets.go): the budget's max_budget, soft_budget, budget_duration,
+// tpm_limit and rpm_limit become its own (LiteLLM's organization limits; not the budget's
+// max_parallel_requests or model_max_budget, which LiteLLM does not hold an organization
+// to), and a /budget/update reaches it. Members are users with an organization role (org_admin,
 // internal_user, internal_user_viewer), kept as memberships.
 //
 // Records: the organization in store.Organizations under "<owner>/<organization_id>", its
@@ -492,6 +494,7 @@ func applyOrganizationFields(o *organization, fields map[string]json.RawMessage,
 					return nil, bad("at most 1000000")
 				}
 				o.RequestsPerMinute = int(v)
+				given["requests_per_minute"] = raw
 			}
 		case "metadata":
 			o.Metadata = nil
@@ -528,7 +531,8 @@ func applyOrganizationFields(o *organization, fields map[string]json.RawMessage,
 // naming the field), or answers 404 naming budget_id.
 func takeOrganizationBudget(ctx context.Context, tx store.Tx, owner string, o *organization, given map[string]json.RawMessage) error {
 	err := takeBudget(ctx, tx, owner, o.BudgetID, "organization", given,
-		budgetTarget{maxUSD: &o.MaxBudgetUSD, softUSD: &o.SoftBudgetUSD, duration: &o.BudgetDuration, tokensPerMinute: &o.TokensPerMinute, blocked: &o.Blocked, budgetBlock: &o.BudgetBlock})
+		budgetTarget{maxUSD: &o.MaxBudgetUSD, softUSD: &o.SoftBudgetUSD, duration: &o.BudgetDuration, tokensPerMinute: &o.TokensPerMinute, blocked: &o.Blocked, budgetBlock: &o.BudgetBlock,
+			requestsPerMinute: &o.RequestsPerMinute})
 	return organizationFieldNames(err)
 }
 
@@ -830,6 +834,7 @@ func applyBudgetToOrganizations(ctx context.Context, tx store.Tx, owner string, 
 	now := time.Now().UTC()
 	for _, o := range os {
 		o.MaxBudgetUSD, o.SoftBudgetUSD, o.BudgetDuration, o.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+		o.RequestsPerMinute = b.RequestsPerMinute
 		o.UpdatedAt, o.UpdatedBy = now, owner
 		if err := completions.SetSharedBudgetLimits(ctx, tx, organizationBudgetID(owner, o.OrganizationID), organizationLimits(o)); err != nil {
 			return 0, err

@@ -33,7 +33,9 @@ def create_customer(end_user_id: str, *, alias: Optional[str] = None, models: Op
     budget alert and never blocks; ``blocked`` refuses every request naming it;
     ``tokens_per_minute`` bounds the tokens its answers use per minute across every key;
     ``budget_id`` names a LiteLLM budget of the key (``/budget/new``) whose limits it takes,
-    now and whenever the budget changes (the budget fields may not be given with it). A bad
+    now and whenever the budget changes (the budget fields may not be given with it; a
+    budget with an rpm_limit or a model_max_budget, which an end user does not hold here, is
+    refused naming budget_id). A bad
     field raises ValidationError naming it, a ``budget_id`` of no budget NotFoundError; an
     end user of that id already (one a request made: ``update_customer`` it)
     ConflictError."""

@@ -52,8 +52,9 @@ def issue_key(*, name: Optional[str] = None, models: Optional[Sequence[str]] = N
     as ``metadata["user_id"]``; given both, they must agree); ``budget_id`` names a LiteLLM
     budget of yours (``/budget/new``) whose limits the key takes, now and whenever the budget
     changes (its ``max_budget_usd``, ``soft_budget_usd``, ``budget_duration``,
-    ``tokens_per_minute`` and ``max_parallel_requests``, which may not be given beside it
-    with other values); ``organization_id`` puts a key
+    ``tokens_per_minute``, ``requests_per_minute`` (its rpm_limit) and
+    ``max_parallel_requests``, which may not be given beside it with other values, and its
+    ``model_max_budget`` when the key has none of its own); ``organization_id`` puts a key
     without a team in an organization (``create_organization``: its budget, models and
     rates; beside ``team_id`` it must be the team's); ``tags`` are the key's tags (LiteLLM's
     key-level tags, kept as ``metadata["tags"]`` and answered as ``tags``; given beside a

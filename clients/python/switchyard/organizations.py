@@ -37,7 +37,7 @@ def create_organization(alias: str, *, organization_id: Optional[str] = None,
     ``organization_id`` its id (none: the server makes a UUID); ``models`` the models its
     teams may name (none: every one); ``max_budget`` what all the keys of its teams together
     may spend, per ``budget_duration`` (``"30d"``); ``budget_id`` takes a LiteLLM budget's
-    limits instead. A bad field raises BadRequestError naming it; an id taken ConflictError."""
+    limits instead (its max_budget, soft_budget, budget_duration, tpm_limit and rpm_limit). A bad field raises BadRequestError naming it; an id taken ConflictError."""
     body = {k: v for k, v in {
         "organization_alias": alias, "organization_id": organization_id,
         "models": list(models) if models is not None else None, "budget_id": budget_id,
