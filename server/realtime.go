@@ -211,25 +211,11 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 		}
 		model = secret.Model
 	}
-	tags, err := headerTags(r, nil)
-	if err != nil {
-		return s.openAIError(w, r, err)
-	}
-	scope, err := s.gatewayScope(r, received)
-	if err != nil {
-		return s.openAIError(w, r, err)
-	}
 	ctx := r.Context()
 	endCtx := context.WithoutCancel(ctx) // the accounting outlives a caller gone away
-	sess, err := g.BeginRealtime(ctx, scope, model, tags...)
+	sess, rel, err := s.admitRealtime(w, r, g, received, model)
 	if err != nil {
 		return s.openAIError(w, r, err)
-	}
-	rel := &realtimeRelay{done: make(chan struct{})}
-	if !s.realtime.add(rel) {
-		sess.End(endCtx, errRealtimeShutdown)
-		w.Header().Set("Retry-After", shutdownRetryAfter)
-		return s.openAIError(w, r, Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; open the session again"))
 	}
 	defer s.realtime.remove(rel)
 	header := http.Header{}
@@ -280,6 +266,32 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 		s.log.WarnContext(ctx, "realtime session ended abnormally", "model", sess.Model(), "err", err)
 	}
 	return nil
+}
+
+// admitRealtime admits a realtime session (or call) of r with model, received at received:
+// its header tags, its key's scope and the gateway's admission (BeginRealtime), registered
+// for the shutdown to close. A server shutting down refuses it (503, Retry-After set on w).
+// The caller removes the relay returned (s.realtime.remove) when the session ends.
+func (s *Server) admitRealtime(w http.ResponseWriter, r *http.Request, g *completions.Gateway, received time.Time, model string) (*completions.RealtimeSession, *realtimeRelay, error) {
+	tags, err := headerTags(r, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	scope, err := s.gatewayScope(r, received)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := g.BeginRealtime(r.Context(), scope, model, tags...)
+	if err != nil {
+		return nil, nil, err
+	}
+	rel := &realtimeRelay{done: make(chan struct{})}
+	if !s.realtime.add(rel) {
+		sess.End(context.WithoutCancel(r.Context()), errRealtimeShutdown)
+		w.Header().Set("Retry-After", shutdownRetryAfter)
+		return nil, nil, Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; open the session again")
+	}
+	return sess, rel, nil
 }
 
 // realtimeDialRefusal is the answer to err, the refusal of a realtime session's dial before

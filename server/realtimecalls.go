@@ -145,25 +145,11 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
-	tags, err := headerTags(r, nil)
-	if err != nil {
-		return s.openAIError(w, r, err)
-	}
-	scope, err := s.gatewayScope(r, received)
-	if err != nil {
-		return s.openAIError(w, r, err)
-	}
 	ctx := r.Context()
 	endCtx := context.WithoutCancel(ctx)
-	sess, err := g.BeginRealtime(ctx, scope, model, tags...)
+	sess, rel, err := s.admitRealtime(w, r, g, received, model)
 	if err != nil {
 		return s.openAIError(w, r, err)
-	}
-	rel := &realtimeRelay{done: make(chan struct{})}
-	if !s.realtime.add(rel) {
-		sess.End(endCtx, errRealtimeShutdown)
-		w.Header().Set("Retry-After", shutdownRetryAfter)
-		return s.openAIError(w, r, Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; place the call again"))
 	}
 	answer, callID, err := sess.Call(ctx, sdp, session)
 	if err != nil {
