@@ -295,12 +295,16 @@ type job struct {
 	// GuardedURLs records that the process that accepted the job refused local URLs (no
 	// --allow-local-urls): the job's URLs are then fetched guarded wherever it runs. Records
 	// from before it follow the running process's setting.
-	GuardedURLs    bool     `json:"guarded_urls,omitempty"`
-	TargetModels   []string `json:"target_models"`
-	NIterations    int      `json:"n_iterations"`
-	OverallTimeout Duration `json:"overall_timeout"`
-	LLMCallTimeout Duration `json:"llm_call_timeout"`
-	SandboxTimeout Duration `json:"sandbox_timeout"`
+	GuardedURLs bool `json:"guarded_urls,omitempty"`
+	// Bundle describes the bundle Submit downloaded and checked, kept in
+	// store.OptimizationBundles until the job ends; the job runs it rather than downloading
+	// input_url again. nil in records from before it (they download it again).
+	Bundle         *bundleCopy `json:"bundle,omitempty"`
+	TargetModels   []string    `json:"target_models"`
+	NIterations    int         `json:"n_iterations"`
+	OverallTimeout Duration    `json:"overall_timeout"`
+	LLMCallTimeout Duration    `json:"llm_call_timeout"`
+	SandboxTimeout Duration    `json:"sandbox_timeout"`
 	// Seed is the submission's seed (Request.Seed); nil: the running service's.
 	Seed             *uint64     `json:"seed,omitempty"`
 	Status           Status      `json:"status"`

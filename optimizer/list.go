@@ -178,6 +178,9 @@ func (s *Service) DeleteJob(ctx context.Context, owner, id string) (Deletion, er
 			if err := tx.Delete(ctx, store.OptimizationJobs, j.ID); err != nil {
 				return err
 			}
+			if err := dropBundleTx(ctx, tx, j); err != nil {
+				return err
+			}
 			return store.DeleteOwned(ctx, tx, j.ref())
 		})
 		s.recMu.Unlock()

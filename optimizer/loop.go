@@ -112,6 +112,7 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "optimizer: job failed", "job", id, "err", err)
 	}
 	s.save(&j)
+	s.dropBundle(&j)
 	s.ended(&j)
 	s.log.Info("optimizer: job ended", "job", id, "status", j.Status)
 	return false
@@ -124,20 +125,13 @@ func (s *Service) progressText(j *job) string {
 	return fmt.Sprintf("stopped at iteration %d of %d for %s", j.CurrentIteration, j.NIterations, j.CurrentModel)
 }
 
-// execute fetches the bundle and optimizes each target model in turn.
+// execute reads the bundle (the copy Submit stored) and optimizes each target model in turn.
 func (s *Service) execute(ctx context.Context, j *job) error {
 	_, end := s.stage(ctx, "fetch bundle")
-	f := s.fetcher
-	if j.GuardedURLs {
-		f = f.Guarded() // accepted by a process without --allow-local-urls
-	}
-	data, err := f.Get(ctx, j.InputURL)
+	data, err := s.bundleData(ctx, j)
 	if err != nil {
 		end(err)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return failf("input_url: could not fetch the bundle: %v", err)
+		return err
 	}
 	b, err := ReadBundle(data)
 	end(err)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -493,33 +492,6 @@ func TestFailures(t *testing.T) {
 		var se *SubmitError
 		if !errors.As(err, &se) || !errors.Is(err, ErrBundle) || !strings.Contains(err.Error(), "eval.py") || !strings.Contains(err.Error(), "score") {
 			t.Fatalf("err = %v, want a *SubmitError naming eval.py", err)
-		}
-	})
-	t.Run("bundle broken after submit", func(t *testing.T) {
-		// Checked at submit, fetched again when the job starts: a bundle no longer usable
-		// then fails the job with the reason.
-		e := newEnv(t, &fakeRunner{}, nil)
-		good := zipFiles(t, bundleFiles(t))
-		files := bundleFiles(t)
-		files["eval.py"] = []byte("def scoring(a, b):\n    return 1.0\n")
-		bad := zipFiles(t, files)
-		var fetches atomic.Int32
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if fetches.Add(1) == 1 {
-				w.Write(good)
-				return
-			}
-			w.Write(bad)
-		}))
-		t.Cleanup(srv.Close)
-		sub, err := e.svc.Submit(context.Background(), "alice", request(srv.URL, 3))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.start(t)
-		st := waitFor(t, e.svc, sub.JobID)
-		if st.Status != StatusFailed || !strings.Contains(st.ErrorMessage, "invalid bundle: eval.py") {
-			t.Fatalf("status %+v", st)
 		}
 	})
 	t.Run("unreachable bundle", func(t *testing.T) {

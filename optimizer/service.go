@@ -344,6 +344,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	s.sweepBundles(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Recovered jobs first (the oldest), then those submitted to this process before now;
@@ -482,9 +483,10 @@ func (s *Service) Close(ctx context.Context) error {
 // *ValidationError values carrying the spec's messages. The bundle is then fetched and
 // checked (ReadBundle: the ZIP, agent.py, eval.py and every row of dataset.json) before
 // anything is stored: a bundle that cannot be fetched or is unusable answers a *SubmitError
-// (matching ErrBundle) naming input_url, the file and the row, and no job is made. The job
-// fetches the bundle again when it starts (a bundle changed meanwhile that is no longer
-// usable ends it failed with an error_message). At most MaxBundleChecks bundles are
+// (matching ErrBundle) naming input_url, the file and the row, and no job is made. The
+// bundle downloaded is stored with the job (store.OptimizationBundles, until the job ends)
+// and is what the job runs: input_url is not downloaded again, so a presigned URL may
+// expire while the job waits, also across a restart. At most MaxBundleChecks bundles are
 // fetched at once; an owner already at the per-owner limit is refused before the fetch
 // (without WithQueue, where the limit is known here). An owner
 // who already has the per-owner number of jobs queued or running gets a *JobLimitError; a
@@ -523,7 +525,8 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			return nil, jobLimit(s.perOwner, n)
 		}
 	}
-	if err := s.checkBundle(ctx, req.InputURL); err != nil {
+	data, err := s.checkBundle(ctx, req.InputURL)
+	if err != nil {
 		return nil, err
 	}
 	id, err := newID("opt_")
@@ -531,7 +534,7 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 		return nil, err
 	}
 	if s.q != nil {
-		return s.submitShared(ctx, s.newJob(id, owner, &req))
+		return s.submitShared(ctx, s.newJob(id, owner, &req, data), data)
 	}
 	s.mu.Lock()
 	if s.stoppedLocked() {
@@ -557,9 +560,12 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			s.release(id)
 		}
 	}()
-	j := s.newJob(id, owner, &req)
+	j := s.newJob(id, owner, &req, data)
 	err = s.store.Update(ctx, func(tx store.Tx) error {
 		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j); err != nil {
+			return err
+		}
+		if err := putBundleTx(ctx, tx, j.ID, data); err != nil {
 			return err
 		}
 		return store.PutOwned(ctx, tx, j.ref())
@@ -587,6 +593,9 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			if err := tx.Delete(dctx, store.OptimizationJobs, id); err != nil {
 				return err
 			}
+			if err := dropBundleTx(dctx, tx, j); err != nil {
+				return err
+			}
 			return store.DeleteOwned(dctx, tx, j.ref())
 		})
 		if stopped {
@@ -599,31 +608,32 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	return &Submitted{JobID: id, Status: StatusQueued, Version: s.version}, nil
 }
 
-// checkBundle fetches the bundle at u as a job would (guarded unless this process allows
-// local URLs) and checks it with ReadBundle, so that a bad one is refused at submit rather
-// than failing the job once queued; at most MaxBundleChecks at once.
-func (s *Service) checkBundle(ctx context.Context, u string) error {
+// checkBundle fetches the bundle at u (guarded unless this process allows local URLs) and
+// checks it with ReadBundle, so that a bad one is refused at submit rather than failing
+// the job once queued; at most MaxBundleChecks at once. It returns the bundle's bytes,
+// which the job keeps and runs (within the fetcher's size cap).
+func (s *Service) checkBundle(ctx context.Context, u string) ([]byte, error) {
 	select {
 	case s.checks <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	defer func() { <-s.checks }()
 	data, err := s.fetcher.Get(ctx, u)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return &SubmitError{Err: &BundleError{File: "bundle", Problem: fmt.Sprintf("could not be fetched: %v", err)}}
+		return nil, &SubmitError{Err: &BundleError{File: "bundle", Problem: fmt.Sprintf("could not be fetched: %v", err)}}
 	}
 	if _, err := ReadBundle(data); err != nil {
 		var be *BundleError
 		if errors.As(err, &be) {
-			return &SubmitError{Err: be}
+			return nil, &SubmitError{Err: be}
 		}
-		return err
+		return nil, err
 	}
-	return nil
+	return data, nil
 }
 
 // compactQueueLocked drops from the queue the ids of jobs cancelled or deleted while
@@ -652,10 +662,11 @@ func (s *Service) trySendLocked(id string) bool {
 	}
 }
 
-// newJob is the record of a new queued job.
-func (s *Service) newJob(id, owner string, req *Request) *job {
+// newJob is the record of a new queued job whose bundle, as checked, is bundle.
+func (s *Service) newJob(id, owner string, req *Request, bundle []byte) *job {
 	return &job{
 		ID: id, Owner: owner, Version: s.version, Optimizer: req.Optimizer, InputURL: req.InputURL, GuardedURLs: !s.fetcher.AllowLocal,
+		Bundle:       newBundleCopy(bundle),
 		TargetModels: append([]string(nil), req.TargetModels...), NIterations: req.NIterations,
 		OverallTimeout: Duration(req.OverallTimeout), LLMCallTimeout: Duration(req.LLMCallTimeout),
 		SandboxTimeout: Duration(req.SandboxTimeout), Seed: req.Seed, Status: StatusQueued, CreatedAt: s.now().UTC(),
@@ -877,6 +888,9 @@ func (s *Service) putEnded(ctx context.Context, j *job) error {
 		ended = *j
 		ended.Results = append([]storedRes(nil), j.Results...)
 		if err := s.keepBestAgents(ctx, tx, &ended); err != nil {
+			return err
+		}
+		if err := dropBundleTx(ctx, tx, &ended); err != nil {
 			return err
 		}
 		return store.PutJSON(ctx, tx, store.OptimizationJobs, ended.ID, ended)

@@ -72,6 +72,7 @@ func (s *Service) startShared(ctx context.Context) error {
 	go func() {
 		defer s.wg.Done()
 		s.reclaimEndedJobs(context.WithoutCancel(ctx))
+		s.sweepBundles(ctx)
 	}()
 	return nil
 }
@@ -262,6 +263,9 @@ func (s *Service) failDead(ctx context.Context, j *job, status Status, msg strin
 		if err := s.keepBestAgents(ctx, tx, &cur); err != nil {
 			return err
 		}
+		if err := dropBundleTx(ctx, tx, &cur); err != nil {
+			return err
+		}
 		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, cur.ID, cur); err != nil {
 			return err
 		}
@@ -352,7 +356,7 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 // submitShared stores job j and enqueues it, counting the owner's unfinished jobs in the
 // store in the same transaction (SERIALIZABLE on PostgreSQL), so concurrent submits in
 // different processes cannot pass the per-owner limit together.
-func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) {
+func (s *Service) submitShared(ctx context.Context, j *job, bundle []byte) (*Submitted, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -372,6 +376,9 @@ func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) 
 			return jobLimit(s.perOwner, n)
 		}
 		if err := store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j); err != nil {
+			return err
+		}
+		if err := putBundleTx(ctx, tx, j.ID, bundle); err != nil {
 			return err
 		}
 		if err := store.PutOwned(ctx, tx, j.ref()); err != nil {
@@ -404,6 +411,9 @@ func (s *Service) submitShared(ctx context.Context, j *job) (*Submitted, error) 
 			if err := tx.Delete(dctx, store.OptimizationJobs, j.ID); err != nil {
 				return err
 			}
+			if err := dropBundleTx(dctx, tx, j); err != nil {
+				return err
+			}
 			return store.DeleteOwned(dctx, tx, j.ref())
 		})
 		return nil, fmt.Errorf("optimizer: queue job %s: %w", j.ID, err)
@@ -432,6 +442,9 @@ func (s *Service) cancelQueued(ctx context.Context, j *job) (claimed bool, err e
 		}
 		t := s.now().UTC()
 		j.Status, j.ErrorMessage, j.FinishedAt = StatusInterrupted, "cancelled by the caller before it started", &t
+		if err := dropBundleTx(ctx, tx, j); err != nil {
+			return err
+		}
 		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
 	})
 	if errors.Is(err, store.ErrNotFound) { // deleted meanwhile

@@ -1,0 +1,165 @@
+package optimizer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// BundleChunkSize is the size of the pieces a job's bundle is kept in
+// (store.OptimizationBundles): a bundle at the fetcher's 200 MiB cap is 200 records, none
+// too large for a PostgreSQL row or a bbolt value.
+const BundleChunkSize = 1 << 20
+
+// bundleCopy is what a job record keeps about the bundle Submit downloaded and checked; its
+// bytes are in store.OptimizationBundles under bundleKey(job id, 0…Chunks-1) until the job
+// ends. The job runs that copy, not the URL again: a presigned input_url may expire while
+// the job is queued, and a bundle changed after the check is not the one that was checked.
+type bundleCopy struct {
+	Bytes  int    `json:"bytes"`
+	Chunks int    `json:"chunks"`
+	SHA256 string `json:"sha256"`
+}
+
+func bundleKey(jobID string, seq int) string { return fmt.Sprintf("%s/%06d", jobID, seq) }
+
+// newBundleCopy describes data as a job's stored bundle.
+func newBundleCopy(data []byte) *bundleCopy {
+	sum := sha256.Sum256(data)
+	return &bundleCopy{Bytes: len(data), Chunks: (len(data) + BundleChunkSize - 1) / BundleChunkSize, SHA256: hex.EncodeToString(sum[:])}
+}
+
+// putBundleTx stores data as job id's bundle, in pieces.
+func putBundleTx(ctx context.Context, tx store.Writer, id string, data []byte) error {
+	for i := 0; i*BundleChunkSize < len(data); i++ {
+		piece := data[i*BundleChunkSize : min((i+1)*BundleChunkSize, len(data))]
+		if err := tx.Put(ctx, store.OptimizationBundles, bundleKey(id, i), piece); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropBundleTx deletes job j's stored bundle, if it has one (idempotent: a driver may run
+// an Update more than once). The record keeps its description.
+func dropBundleTx(ctx context.Context, tx store.Writer, j *job) error {
+	if j.Bundle == nil {
+		return nil
+	}
+	for i := range max(j.Bundle.Chunks, (j.Bundle.Bytes+BundleChunkSize-1)/BundleChunkSize) {
+		if err := tx.Delete(ctx, store.OptimizationBundles, bundleKey(j.ID, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropBundle deletes ended job j's stored bundle; a failure is logged (the next Start's
+// sweepBundles deletes what is left).
+func (s *Service) dropBundle(j *job) {
+	if j.Bundle == nil {
+		return
+	}
+	ctx := context.Background()
+	if err := s.store.Update(ctx, func(tx store.Tx) error { return dropBundleTx(ctx, tx, j) }); err != nil {
+		s.log.Warn("optimizer: delete the stored bundle of an ended job", "job", j.ID, "err", err)
+	}
+}
+
+// errNoBundleCopy means a job's stored bundle is not (or no longer) in the store.
+var errNoBundleCopy = errors.New("the bundle downloaded at submit is not in the store")
+
+// readBundleCopy reads job j's stored bundle and checks it against its checksum; it
+// answers an error matching errNoBundleCopy when a piece is missing.
+func (s *Service) readBundleCopy(ctx context.Context, j *job) ([]byte, error) {
+	c := j.Bundle
+	data := make([]byte, 0, c.Bytes)
+	for i := range c.Chunks {
+		piece, err := s.store.Get(ctx, store.OptimizationBundles, bundleKey(j.ID, i))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w (piece %d of %d)", errNoBundleCopy, i+1, c.Chunks)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("optimizer: read the bundle of job %s: %w", j.ID, err)
+		}
+		data = append(data, piece...)
+	}
+	if sum := sha256.Sum256(data); len(data) != c.Bytes || hex.EncodeToString(sum[:]) != c.SHA256 {
+		return nil, fmt.Errorf("optimizer: the stored bundle of job %s holds %d bytes that do not match the %d checked at submit", j.ID, len(data), c.Bytes)
+	}
+	return data, nil
+}
+
+// bundleData returns the bytes job j runs: the copy Submit stored, or, for a job stored
+// without one (before copies were kept) or whose copy is gone, input_url downloaded again.
+func (s *Service) bundleData(ctx context.Context, j *job) ([]byte, error) {
+	if j.Bundle != nil {
+		data, err := s.readBundleCopy(ctx, j)
+		if !errors.Is(err, errNoBundleCopy) {
+			return data, err
+		}
+		s.log.Warn("optimizer: downloading the bundle again", "job", j.ID, "reason", err)
+	}
+	f := s.fetcher
+	if j.GuardedURLs {
+		f = f.Guarded() // accepted by a process without --allow-local-urls
+	}
+	data, err := f.Get(ctx, j.InputURL)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, failf("input_url: could not fetch the bundle: %v", err)
+	}
+	return data, nil
+}
+
+// sweepBundles deletes the stored bundles whose job is gone or has ended (a process that
+// stopped between a job's end and the deletion of its bundle leaves one), one job's pieces
+// at a time. A bundle is stored in the transaction that stores its job, so a piece without
+// a job record is an orphan, never a submission in progress.
+func (s *Service) sweepBundles(ctx context.Context) {
+	after := ""
+	for {
+		es, err := s.store.List(ctx, store.OptimizationBundles, store.ListOptions{After: after, Limit: 1})
+		if err != nil || len(es) == 0 {
+			if err != nil {
+				s.log.Warn("optimizer: list stored bundles", "err", err)
+			}
+			return
+		}
+		id, _, _ := strings.Cut(es[0].Key, "/")
+		after = id + "/\xff"
+		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, id)
+		if err == nil && j.Unfinished() {
+			continue
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.log.Warn("optimizer: read job", "job", id, "err", err)
+			continue
+		}
+		for {
+			es, err := s.store.List(ctx, store.OptimizationBundles, store.ListOptions{Prefix: id + "/", Limit: 16})
+			if err != nil || len(es) == 0 {
+				break
+			}
+			err = s.store.Update(ctx, func(tx store.Tx) error {
+				for _, e := range es {
+					if err := tx.Delete(ctx, store.OptimizationBundles, e.Key); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				s.log.Warn("optimizer: delete the stored bundle of an ended job", "job", id, "err", err)
+				return
+			}
+		}
+	}
+}
