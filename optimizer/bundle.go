@@ -50,6 +50,10 @@ type Bundle struct {
 	Rows []sandbox.Row
 	// Metric names eval.py's score: the METRIC string it declares, else DefaultMetric.
 	Metric string
+	// MetricDescription is the first paragraph of eval.py's module docstring (at most
+	// MaxMetricDescription bytes, whitespace folded), which the proposer is shown beside
+	// Metric; "" when eval.py has none.
+	MetricDescription string
 }
 
 // DefaultMetric names the metric of an eval.py that declares no METRIC: its score function.
@@ -57,6 +61,31 @@ const DefaultMetric = "eval.py:score"
 
 // MaxMetricName is the longest METRIC name kept; a longer one is cut.
 const MaxMetricName = 100
+
+// MaxMetricDescription is the longest metric description (eval.py's docstring) kept.
+const MaxMetricDescription = 500
+
+// metricDescription is the first paragraph of eval.py's module docstring (the string
+// literal that is its first statement, after comments and blank lines), whitespace folded
+// and cut at MaxMetricDescription bytes; "" when there is none.
+func metricDescription(eval []byte) string {
+	rest := eval
+	for len(rest) > 0 {
+		line, after, _ := bytes.Cut(rest, []byte("\n"))
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' {
+			break
+		}
+		rest = after
+	}
+	doc, _, err := parsePythonString(rest)
+	if err != nil {
+		return ""
+	}
+	doc = strings.TrimSpace(doc)
+	para, _, _ := strings.Cut(strings.ReplaceAll(doc, "\r\n", "\n"), "\n\n")
+	para = strings.Join(strings.Fields(para), " ")
+	return strings.ToValidUTF8(truncateText(para, MaxMetricDescription), "")
+}
 
 // metricAssign finds eval.py's top-level METRIC = "name" (optionally annotated).
 var metricAssign = regexp.MustCompile(`(?m)^METRIC[ \t]*(?::[^=\n]*)?=[ \t]*`)
@@ -192,7 +221,7 @@ func ReadBundle(zipData []byte) (*Bundle, error) {
 		return nil, err
 	}
 	delete(files, "dataset.json")
-	return &Bundle{Files: files, Agent: agent, Rows: rows, Metric: metricName(files["eval.py"])}, nil
+	return &Bundle{Files: files, Agent: agent, Rows: rows, Metric: metricName(files["eval.py"]), MetricDescription: metricDescription(files["eval.py"])}, nil
 }
 
 // checkEntryName refuses names that could escape the extraction directory (zip slip).

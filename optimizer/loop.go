@@ -315,7 +315,8 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 			it.MinibatchRows = len(mb)
 		}
 		req := ProposalRequest{
-			TargetModel: model, Iteration: i, NIterations: j.NIterations, Candidates: s.candidates,
+			TargetModel: model, Metric: b.Metric, MetricDescription: b.MetricDescription,
+			Iteration: i, NIterations: j.NIterations, Candidates: s.candidates,
 			CurrentPrompt: best.agent.Prompt(), BestScore: best.mean, BaselineScore: *res.BaselineScore,
 			Failures: failingRows(train, best, mb, s.maxFailures), Attempts: slices.Clone(attempts),
 			Alternatives: pool.alternatives(train, best), Discarded: slices.Clone(discarded),

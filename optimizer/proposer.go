@@ -22,6 +22,12 @@ type Proposer interface {
 type ProposalRequest struct {
 	// TargetModel is the model the agent calls ("provider/model").
 	TargetModel string
+	// Metric names what the scores measure: the METRIC eval.py declares (e.g.
+	// "exact_match"), else DefaultMetric ("eval.py:score"); "" shows none.
+	Metric string
+	// MetricDescription says what the metric measures: eval.py's module docstring (its
+	// first paragraph, Bundle.MetricDescription); "" when it has none.
+	MetricDescription string
 	// Iteration is the iteration being proposed (1-based) of NIterations.
 	Iteration, NIterations int
 	// Candidates is how many prompts the proposer may return (Proposal.Prompt and
@@ -139,9 +145,11 @@ func (p *LLMProposer) Model() string { return p.model }
 
 // ProposerPromptVersion names the prompt file (prompts/<version>.tmpl) LLMProposer uses;
 // a job's results record it.
-const ProposerPromptVersion = "proposer.v2"
+// Version 3 tells the proposer the metric (ProposalRequest.Metric); proposer.v2.tmpl, kept
+// beside it, is what jobs naming proposer.v2 ran.
+const ProposerPromptVersion = "proposer.v3"
 
-//go:embed prompts/proposer.v2.tmpl
+//go:embed prompts/proposer.v3.tmpl
 var proposerPromptFile string
 
 var proposerPrompt = template.Must(template.New(ProposerPromptVersion).Funcs(template.FuncMap{
