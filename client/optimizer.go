@@ -28,7 +28,8 @@ const (
 type OptimizeRequest struct {
 	// Optimizer is "agentopt" (the default when empty).
 	Optimizer string `json:"optimizer"`
-	// InputURL is the public URL of the ZIP bundle (agent.py, eval.py, dataset.json).
+	// InputURL is the public URL of the ZIP bundle (agent.py, eval.py, dataset.json and,
+	// optionally, valset.json: the held-out rows, DSPy's valset).
 	InputURL string `json:"input_url"`
 	// TargetModels are the "provider/model" strings to optimize for.
 	TargetModels []string `json:"target_models"`
@@ -39,7 +40,8 @@ type OptimizeRequest struct {
 	LLMCallTimeoutSeconds int    `json:"llm_call_timeout_seconds,omitempty"`
 	SandboxTimeoutSeconds int    `json:"sandbox_timeout_seconds,omitempty"`
 	// Seed, when set, draws the job's train/held-out split and minibatches (a Switchyard
-	// extension, as DSPy optimizers take one); nil takes the server's (42). Results report it.
+	// extension, as DSPy optimizers take one; with a valset.json in the bundle, only the
+	// minibatches); nil takes the server's (42). Results report it.
 	Seed *uint64 `json:"seed,omitempty"`
 }
 
@@ -179,8 +181,12 @@ type OptimizationResult struct {
 	// TrainRows and TestRows count the rows of the train split and of the held-out split
 	// the test scores are measured on; Seed drew the split (0 and nil for jobs run before
 	// servers reported them).
-	TrainRows    int     `json:"train_rows,omitempty"`
-	TestRows     int     `json:"test_rows,omitempty"`
+	TrainRows int `json:"train_rows,omitempty"`
+	TestRows  int `json:"test_rows,omitempty"`
+	// HeldOut says where the held-out rows come from: "split" (30% of dataset.json, drawn
+	// by Seed) or "valset" (the bundle's valset.json, DSPy's valset; dataset.json is then
+	// all train rows). "" from servers before it.
+	HeldOut      string  `json:"held_out,omitempty"`
 	Seed         *uint64 `json:"seed,omitempty"`
 	AgentCodeURL string  `json:"agent_code_url"`
 	// Complete is false when the job ended before this model's loop did.

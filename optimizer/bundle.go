@@ -34,6 +34,8 @@ const (
 	CompressionRatioFloor = 1 << 20
 	// MinDatasetRows is the fewest rows dataset.json may hold.
 	MinDatasetRows = 10
+	// MinValsetRows is the fewest rows an optional valset.json may hold.
+	MinValsetRows = 1
 	// MaxBundleNameBytes is the longest file name (its whole path in the bundle, after a
 	// single top-level folder is stripped) a bundle may hold, the sandbox's limit.
 	MaxBundleNameBytes = 255
@@ -48,6 +50,10 @@ type Bundle struct {
 	Agent *AgentSource
 	// Rows is dataset.json, in file order.
 	Rows []sandbox.Row
+	// Valset is valset.json, in file order, when the bundle has one (DSPy's valset): the
+	// held-out rows, and Rows is then all train rows instead of being split 70/30. nil
+	// without it.
+	Valset []sandbox.Row
 	// Metric names eval.py's score: the METRIC string it declares, else DefaultMetric.
 	Metric string
 	// MetricDescription is the first paragraph of eval.py's module docstring (at most
@@ -113,7 +119,8 @@ func metricName(eval []byte) string {
 // MaxCompressionRatio, a name over MaxBundleNameBytes, or a file that is also a folder (lib
 // and lib/x.py). agent.py must have the four marker lines, run_batch and a
 // SYSTEM_PROMPT literal; eval.py must define score; dataset.json must be an array of at least
-// MinDatasetRows objects with string input and answer. A single top-level folder (as made
+// MinDatasetRows objects with string input and answer, and an optional valset.json
+// (ValsetFile, the held-out rows) one of at least MinValsetRows. A single top-level folder (as made
 // by zipping a directory) is stripped. Names are read cleaned ("./agent.py" and
 // "lib/./x.py" as "agent.py" and "lib/x.py"; path.Clean, after the checks above). Errors
 // are *BundleError values naming the file.
@@ -216,12 +223,23 @@ func ReadBundle(zipData []byte) (*Bundle, error) {
 	if !scoreDef.Match(files["eval.py"]) {
 		return nil, bundleErr("eval.py", "does not define score(expected, predicted) at top level")
 	}
-	rows, err := parseDataset(files["dataset.json"])
+	rows, err := parseRows("dataset.json", files["dataset.json"], MinDatasetRows)
 	if err != nil {
 		return nil, err
 	}
+	var valset []sandbox.Row
+	if data, ok := files[ValsetFile]; ok {
+		if valset, err = parseRows(ValsetFile, data, MinValsetRows); err != nil {
+			return nil, err
+		}
+		if n := len(rows) + len(valset); n > sandbox.MaxRows {
+			return nil, bundleErr(ValsetFile, "has %d rows and dataset.json %d: %d in all; at most %d are allowed", len(valset), len(rows), n, sandbox.MaxRows)
+		}
+	}
+	// Neither is given to the sandbox: the agent never sees the answers.
 	delete(files, "dataset.json")
-	return &Bundle{Files: files, Agent: agent, Rows: rows, Metric: metricName(files["eval.py"]), MetricDescription: metricDescription(files["eval.py"])}, nil
+	delete(files, ValsetFile)
+	return &Bundle{Files: files, Agent: agent, Rows: rows, Valset: valset, Metric: metricName(files["eval.py"]), MetricDescription: metricDescription(files["eval.py"])}, nil
 }
 
 // checkEntryName refuses names that could escape the extraction directory (zip slip).
@@ -285,48 +303,52 @@ func commonFolder(entries []bundleEntry) string {
 	return top + "/"
 }
 
-// parseDataset reads dataset.json: an array of {input, answer} strings. Its errors name
-// the row and key at fault, and say what the file is when it is not an array: empty, JSON
-// Lines (one object per line, as DSPy and Hugging Face exports often are), or an object
-// holding the rows under a key.
-func parseDataset(data []byte) ([]sandbox.Row, error) {
+// ValsetFile is the optional file of a bundle holding the held-out rows (DSPy's valset),
+// in dataset.json's format.
+const ValsetFile = "valset.json"
+
+// parseRows reads file (dataset.json or valset.json): an array of at least minRows
+// {input, answer} strings. Its errors name the file, the row and key at fault, and say what
+// the file is when it is not an array: empty, JSON Lines (one object per line, as DSPy and
+// Hugging Face exports often are), or an object holding the rows under a key.
+func parseRows(file string, data []byte, minRows int) ([]sandbox.Row, error) {
 	const shape = "must be a JSON array of objects with \"input\" and \"answer\" strings"
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, bundleErr("dataset.json", "is empty; it %s (at least %d rows)", shape, MinDatasetRows)
+		return nil, bundleErr(file, "is empty; it %s (at least %d rows)", shape, minRows)
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		var te *json.UnmarshalTypeError
 		switch {
 		case isJSONLines(data):
-			return nil, bundleErr("dataset.json", "holds one JSON object per line (JSON Lines); it %s: put the rows in [ ] separated by commas", shape)
+			return nil, bundleErr(file, "holds one JSON object per line (JSON Lines); it %s: put the rows in [ ] separated by commas", shape)
 		case errors.As(err, &te) && te.Value == "object":
-			return nil, bundleErr("dataset.json", "is a JSON object%s; it %s", objectKeys(data), shape)
+			return nil, bundleErr(file, "is a JSON object%s; it %s", objectKeys(data), shape)
 		case errors.As(err, &te):
-			return nil, bundleErr("dataset.json", "is a JSON %s; it %s", te.Value, shape)
+			return nil, bundleErr(file, "is a JSON %s; it %s", te.Value, shape)
 		}
-		return nil, bundleErr("dataset.json", "is not valid JSON: %v", err)
+		return nil, bundleErr(file, "is not valid JSON: %v", err)
 	}
-	if len(raw) < MinDatasetRows {
-		return nil, bundleErr("dataset.json", "has %d rows; at least %d are required", len(raw), MinDatasetRows)
+	if len(raw) < minRows {
+		return nil, bundleErr(file, "has %d rows; at least %d are required", len(raw), minRows)
 	}
 	if len(raw) > sandbox.MaxRows {
-		return nil, bundleErr("dataset.json", "has %d rows; at most %d are allowed", len(raw), sandbox.MaxRows)
+		return nil, bundleErr(file, "has %d rows; at most %d are allowed", len(raw), sandbox.MaxRows)
 	}
 	rows := make([]sandbox.Row, len(raw))
 	for i, r := range raw {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
-			return nil, bundleErr("dataset.json", "row %d (counting from 0) must be an object with \"input\" and \"answer\" strings, got %s", i, jsonKind(r))
+			return nil, bundleErr(file, "row %d (counting from 0) must be an object with \"input\" and \"answer\" strings, got %s", i, jsonKind(r))
 		}
 		for _, field := range []string{"input", "answer"} {
 			v, ok := obj[field]
 			var s string
 			if !ok {
-				return nil, bundleErr("dataset.json", "row %d has no %q%s", i, field, rowKeys(obj, field))
+				return nil, bundleErr(file, "row %d has no %q%s", i, field, rowKeys(obj, field))
 			}
 			if err := json.Unmarshal(v, &s); err != nil || string(bytes.TrimSpace(v)) == "null" {
-				return nil, bundleErr("dataset.json", "row %d: %q must be a string, got %s", i, field, jsonKind(v))
+				return nil, bundleErr(file, "row %d: %q must be a string, got %s", i, field, jsonKind(v))
 			}
 			if field == "input" {
 				rows[i].Input = s

@@ -217,9 +217,13 @@ type ModelResult struct {
 	// test scores are measured on (DSPy's valset); Seed drew that split and the minibatches,
 	// so the same dataset and seed give the same split. Absent in results of jobs run before
 	// they were recorded.
-	TrainRows int     `json:"train_rows,omitempty" jsonschema:"description=rows of the train split (the baseline\\, minibatches and acceptance rule use them)"`
-	TestRows  int     `json:"test_rows,omitempty" jsonschema:"description=rows of the held-out split test_score and original_test_score are measured on"`
-	Seed      *uint64 `json:"seed,omitempty" jsonschema:"description=seed of the train/held-out split and of the minibatch draws"`
+	TrainRows int `json:"train_rows,omitempty" jsonschema:"description=rows of the train split (the baseline\\, minibatches and acceptance rule use them)"`
+	TestRows  int `json:"test_rows,omitempty" jsonschema:"description=rows of the held-out split test_score and original_test_score are measured on"`
+	// HeldOut says where the held-out rows come from: HeldOutSplit (30% of dataset.json,
+	// drawn by Seed) or HeldOutValset (the bundle's valset.json; dataset.json is then all
+	// train rows). Absent in results of jobs run before it.
+	HeldOut string  `json:"held_out,omitempty" jsonschema:"enum=split,enum=valset,description=where the held-out rows come from: split (30% of dataset.json drawn by seed) or valset (the bundle's valset.json; dataset.json is then all train rows)"`
+	Seed    *uint64 `json:"seed,omitempty" jsonschema:"description=seed of the train/held-out split and of the minibatch draws"`
 	// AgentCodeURL serves the best agent.py (public, unguessable URL).
 	AgentCodeURL string `json:"agent_code_url,omitempty"`
 	// Complete is false when the job ended (timeout, cancel) before this model's loop did.

@@ -143,6 +143,9 @@ func (s *Service) execute(ctx context.Context, j *job) error {
 		return err
 	}
 	train, test := Split(b.Rows, s.seedOf(j))
+	if b.Valset != nil { // the user's own held-out rows: dataset.json is all train
+		train, test = b.Rows, b.Valset
+	}
 	for _, model := range j.TargetModels {
 		mctx, end := s.stage(ctx, "optimize "+model, attribute.String("gen_ai.request.model", model))
 		err := s.optimizeModel(mctx, j, b, train, test, model)
@@ -168,7 +171,7 @@ func (s *Service) optimizeModel(ctx context.Context, j *job, b *Bundle, train, t
 	j.Results = append(j.Results, storedRes{ModelResult: ModelResult{
 		Model: model, Optimizer: j.Optimizer, ProposerPrompt: s.proposerPromptVersion(),
 		OriginalPrompt: b.Agent.Prompt(), OptimizedPrompt: b.Agent.Prompt(), Metric: b.Metric,
-		TrainRows: len(train), TestRows: len(test), Seed: new(s.seedOf(j)),
+		TrainRows: len(train), TestRows: len(test), HeldOut: heldOutOf(b), Seed: new(s.seedOf(j)),
 		History: []Iteration{},
 	}})
 	res := &j.Results[len(j.Results)-1]

@@ -1,7 +1,8 @@
 // Package optimizer runs agent prompt optimization jobs (the spec's agentopt).
 //
-// A job fetches a bundle (agent.py, eval.py, dataset.json; see [ReadBundle]), splits the
-// dataset 70/30 with a fixed seed ([Split]) and, for each target model, runs the loop:
+// A job fetches a bundle (agent.py, eval.py, dataset.json, optionally valset.json; see
+// [ReadBundle]), splits the dataset 70/30 with a fixed seed ([Split]) unless valset.json
+// gives the held-out rows, and, for each target model, runs the loop:
 //
 //  0. baseline: the original agent runs on the train split in the sandbox (iteration 0);
 //  1. propose: a [Proposer] reads the best system prompt so far, its score, the failing rows

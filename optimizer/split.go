@@ -14,6 +14,22 @@ const TrainFraction = 0.7
 // proposer) so that a resubmitted job sees the same split.
 const DefaultSeed = 42
 
+// Where the held-out rows come from (ModelResult.HeldOut).
+const (
+	// HeldOutSplit: the held-out rows are the 30% of dataset.json Split draws.
+	HeldOutSplit = "split"
+	// HeldOutValset: they are the bundle's valset.json, and dataset.json is all train.
+	HeldOutValset = "valset"
+)
+
+// heldOutOf says where bundle b's held-out rows come from.
+func heldOutOf(b *Bundle) string {
+	if b.Valset != nil {
+		return HeldOutValset
+	}
+	return HeldOutSplit
+}
+
 // Split shuffles rows with a fixed seed and returns the train (70%, rounded) and test
 // splits. Both are non-empty when there are at least two rows.
 func Split(rows []sandbox.Row, seed uint64) (train, test []sandbox.Row) {

@@ -29,8 +29,9 @@ import (
 type optimizeRequest struct {
 	// Optimizer must be "agentopt" (required, as in the spec's wire example).
 	Optimizer string `json:"optimizer" jsonschema:"required,enum=agentopt"`
-	// InputURL is the public URL of the ZIP bundle (agent.py, eval.py, dataset.json).
-	InputURL string `json:"input_url" jsonschema:"required"`
+	// InputURL is the public URL of the ZIP bundle (agent.py, eval.py, dataset.json and,
+	// optionally, valset.json: the held-out rows, DSPy's valset).
+	InputURL string `json:"input_url" jsonschema:"required,description=public URL of the ZIP bundle: agent.py\\, eval.py\\, dataset.json (the rows; 70/30 train/held-out) and optionally valset.json (the held-out rows in dataset.json's format; dataset.json is then all train rows)"`
 	// TargetModels are "provider/model" identifiers to optimize for (at least one).
 	TargetModels []string `json:"target_models" jsonschema:"required,minItems=1"`
 	// The bounded integers are decoded as numbers so that any number outside its bounds,
@@ -48,7 +49,7 @@ type optimizeRequest struct {
 	SandboxTimeoutSeconds *specNumber `json:"sandbox_timeout_seconds,omitempty" jsonschema:"minimum=60,maximum=1800,default=600"`
 	// Seed draws the job's train/held-out split and minibatches (extension; DSPy's
 	// optimizers take one too); absent: the server's (42). Results report it.
-	Seed *seedNumber `json:"seed,omitempty" jsonschema:"minimum=0,description=extension: seed of the job's 70/30 split and minibatch draws (default 42); the same bundle and seed give the same split"`
+	Seed *seedNumber `json:"seed,omitempty" jsonschema:"minimum=0,description=extension: seed of the job's 70/30 split and minibatch draws (default 42); the same bundle and seed give the same split; with a valset.json in the bundle it draws the minibatches only"`
 }
 
 // seedNumber is the JSON number given as seed, as written: the handler checks it is an

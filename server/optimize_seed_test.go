@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,8 +19,8 @@ import (
 )
 
 // serveBundle serves a ZIP of examples/agent-bundle's agent.py and eval.py with dataset as
-// its dataset.json and returns its URL.
-func serveBundle(t *testing.T, dataset string) string {
+// its dataset.json (and extra's files) and returns its URL.
+func serveBundle(t *testing.T, dataset string, extra ...map[string]string) string {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -33,6 +34,12 @@ func serveBundle(t *testing.T, dataset string) string {
 	}
 	w, _ := zw.Create("dataset.json")
 	w.Write([]byte(dataset))
+	for _, files := range extra {
+		for n, content := range files {
+			w, _ := zw.Create(n)
+			w.Write([]byte(content))
+		}
+	}
 	zw.Close()
 	data := buf.Bytes()
 	bs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(data) }))
@@ -97,5 +104,46 @@ func TestOptimizeSeedAndMetric(t *testing.T) {
 		if m.Seed == nil || *m.Seed != seed || m.Metric != "exact_match" {
 			t.Errorf("seed %v metric %q, want %d and exact_match (examples/agent-bundle/eval.py)", m.Seed, m.Metric, seed)
 		}
+	}
+}
+
+// TestOptimizeValset: a bundle's valset.json (DSPy's valset) is the held-out split: the
+// results report held_out "valset" and its row count as test_rows, dataset.json's as
+// train_rows; a valset.json the job could not use is a 400 naming it and the row.
+func TestOptimizeValset(t *testing.T) {
+	e := optimizeServer(t, fakeAgentRunner{})
+	rows := optimizeDataset()
+	ds, _ := json.Marshal(rows[:24])
+	vs, _ := json.Marshal(rows[24:])
+	r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+
+		serveBundle(t, string(ds), map[string]string{"valset.json": `[{"input":"a","answer":"b"},{"question":"c","answer":"d"}]`})+`","target_models":["scripted/task"]}`)
+	want := `input_url: invalid bundle: valset.json: row 1 has no "input" (its keys: "answer", "question"; rename "question" to "input")`
+	if r.status != http.StatusBadRequest || r.body["message"] != want {
+		t.Fatalf("bad valset: %d %s, want 400 %q", r.status, r.raw, want)
+	}
+	r = e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+
+		serveBundle(t, string(ds), map[string]string{"valset.json": string(vs)})+`","target_models":["scripted/task"],"n_iterations":1}`)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("submit: %d %s", r.status, r.raw)
+	}
+	id := r.body["job_id"].(string)
+	e.wait(t, id)
+	r = e.call(t, "GET", "/api/v1/optimize/results?job_id="+id, testKey, "")
+	var res optimizer.Results
+	if err := json.Unmarshal([]byte(r.raw), &res); err != nil || len(res.Results) != 1 {
+		t.Fatalf("results: %s %v", r.raw, err)
+	}
+	if m := res.Results[0]; m.HeldOut != "valset" || m.TrainRows != 24 || m.TestRows != len(rows)-24 || m.TestScore == nil {
+		t.Errorf("held_out %q train_rows %d test_rows %d test_score %v; want valset, 24, %d, a score", m.HeldOut, m.TrainRows, m.TestRows, m.TestScore, len(rows)-24)
+	}
+	// The OpenAPI document tells both: the bundle's optional file and the results' field.
+	doc := openAPIDoc(t, e.s)
+	in := at(doc, "paths", "/api/v1/optimize", "post", "requestBody", "content", "application/json", "schema", "properties", "input_url", "description")
+	if d, _ := in.(string); !strings.Contains(d, "valset.json") {
+		t.Errorf("input_url's description %q does not name valset.json", d)
+	}
+	held := at(doc, "paths", "/api/v1/optimize/results", "get", "responses", "200", "content", "application/json", "schema", "properties", "results", "items", "properties", "held_out", "enum")
+	if got := strs(held); !slices.Equal(got, []string{"split", "valset"}) {
+		t.Errorf("results' held_out enum %v, want [split valset]", got)
 	}
 }

@@ -138,7 +138,9 @@ func writeOptimizationSummary(w io.Writer, st *client.OptimizationStatus, res *c
 		if r.TrainRows > 0 && r.TestRows > 0 {
 			trainRows = fmt.Sprintf(", %d rows", r.TrainRows)
 			heldOut = fmt.Sprintf("held-out %d rows", r.TestRows)
-			if r.Seed != nil {
+			if r.HeldOut == "valset" {
+				heldOut += " of valset.json" // not drawn by the seed
+			} else if r.Seed != nil {
 				heldOut += fmt.Sprintf(", seed %d", *r.Seed)
 			}
 		}

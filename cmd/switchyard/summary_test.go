@@ -39,3 +39,22 @@ func TestSummarySaysWhyTheTestScoreIsMissing(t *testing.T) {
 		t.Errorf("summary:\n%s", b.String())
 	}
 }
+
+// TestSummaryNamesTheValset: a job whose bundle has a valset.json says its test score was
+// measured on valset.json's rows, without a seed (which drew no split); a split names the
+// seed.
+func TestSummaryNamesTheValset(t *testing.T) {
+	half, one, seed := 0.5, 1.0, uint64(42)
+	for heldOut, want := range map[string]string{
+		"valset": "held-out 6 rows of valset.json)",
+		"split":  "held-out 6 rows, seed 42)",
+	} {
+		var b strings.Builder
+		writeOptimizationSummary(&b, nil, &client.OptimizationResults{JobID: "opt_x", Status: "completed",
+			Results: []client.OptimizationResult{{Model: "a/b", Optimizer: "agentopt", BaselineScore: &half, TrainScore: &one,
+				TestScore: &one, OriginalTestScore: &half, Complete: true, TrainRows: 26, TestRows: 6, HeldOut: heldOut, Seed: &seed}}})
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%s: summary lacks %q:\n%s", heldOut, want, b.String())
+		}
+	}
+}

@@ -467,15 +467,17 @@ class AgentOptimizer:
                llm_call_timeout_seconds: Optional[int] = None,
                sandbox_timeout_seconds: Optional[int] = None,
                optimizer: str = "agentopt", seed: Optional[int] = None) -> Dict[str, Any]:
-        """Submits a bundle URL (ZIP with agent.py, eval.py, dataset.json) for one target
+        """Submits a bundle URL (ZIP with agent.py, eval.py, dataset.json and optionally
+        valset.json, the held-out rows as DSPy's valset) for one target
         model (or a list of them) and remembers the new job's id; when the server refuses
         it (ValidationError, RateLimitError, ServerError, ...) the remembered id stays as it
         was, since no new job exists. The server checks the bundle first: one it cannot
         fetch or use (a dataset.json row without ``input`` or ``answer``, ...) is a
         BadRequestError (400) naming the file and row. ``seed`` (a Switchyard extension, as
         DSPy optimizers take one) draws the job's train/held-out split and minibatches
-        (server default 42); results report it as ``seed``, and ``metric`` names what the
-        scores measure."""
+        (server default 42; with a valset.json, the minibatches only); results report it as
+        ``seed``, ``held_out`` says whether the held-out rows are the 30% ``split`` of
+        dataset.json or the ``valset``, and ``metric`` names what the scores measure."""
         models = [target_model] if isinstance(target_model, str) else list(target_model)
         body = _drop_none({
             "optimizer": optimizer, "input_url": input_url, "target_models": models,
