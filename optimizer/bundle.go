@@ -119,7 +119,8 @@ func metricName(eval []byte) string {
 // MaxCompressionRatio, a name over MaxBundleNameBytes, or a file that is also a folder (lib
 // and lib/x.py). agent.py must have the four marker lines, run_batch and a
 // SYSTEM_PROMPT literal; eval.py must define score; dataset.json must be an array of at least
-// MinDatasetRows objects with string input and answer, and an optional valset.json
+// MinDatasetRows objects with an input and an answer (strings, or other JSON values but
+// null, given to the agent and to score as their JSON text: rowValue), and an optional valset.json
 // (ValsetFile, the held-out rows) one of at least MinValsetRows. A single top-level folder (as made
 // by zipping a directory) is stripped. Names are read cleaned ("./agent.py" and
 // "lib/./x.py" as "agent.py" and "lib/x.py"; path.Clean, after the checks above). Errors
@@ -312,7 +313,7 @@ const ValsetFile = "valset.json"
 // the file is when it is not an array: empty, JSON Lines (one object per line, as DSPy and
 // Hugging Face exports often are), or an object holding the rows under a key.
 func parseRows(file string, data []byte, minRows int) ([]sandbox.Row, error) {
-	const shape = "must be a JSON array of objects with \"input\" and \"answer\" strings"
+	const shape = "must be a JSON array of objects with \"input\" and \"answer\""
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, bundleErr(file, "is empty; it %s (at least %d rows)", shape, minRows)
 	}
@@ -339,16 +340,16 @@ func parseRows(file string, data []byte, minRows int) ([]sandbox.Row, error) {
 	for i, r := range raw {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
-			return nil, bundleErr(file, "row %d (counting from 0) must be an object with \"input\" and \"answer\" strings, got %s", i, jsonKind(r))
+			return nil, bundleErr(file, "row %d (counting from 0) must be an object with \"input\" and \"answer\", got %s", i, jsonKind(r))
 		}
 		for _, field := range []string{"input", "answer"} {
 			v, ok := obj[field]
-			var s string
 			if !ok {
 				return nil, bundleErr(file, "row %d has no %q%s", i, field, rowKeys(obj, field))
 			}
-			if err := json.Unmarshal(v, &s); err != nil || string(bytes.TrimSpace(v)) == "null" {
-				return nil, bundleErr(file, "row %d: %q must be a string, got %s", i, field, jsonKind(v))
+			s, err := rowValue(v)
+			if err != nil {
+				return nil, bundleErr(file, "row %d: %q %v", i, field, err)
 			}
 			if field == "input" {
 				rows[i].Input = s
@@ -358,6 +359,30 @@ func parseRows(file string, data []byte, minRows int) ([]sandbox.Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// rowValue is the text a row's input or answer is given to the agent and to eval.py's score
+// as: a string as it is; a number, boolean, object or array (a DSPy Example's field may be
+// any of them) as its JSON text, compacted but otherwise as written in the file (keys in
+// their order, numbers as written), which json.loads turns back into the value. null is
+// refused: it is a missing value, not an example.
+func rowValue(v json.RawMessage) (string, error) {
+	v = bytes.TrimSpace(v)
+	switch {
+	case len(v) == 0 || string(v) == "null":
+		return "", errors.New("must be a string, number, boolean, object or array, got null")
+	case v[0] == '"':
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fmt.Errorf("is not a valid JSON string: %v", err)
+		}
+		return s, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return "", fmt.Errorf("is not valid JSON: %v", err)
+	}
+	return b.String(), nil
 }
 
 // jsonKind names the JSON type of v ("a number", "an array", "null", ...).

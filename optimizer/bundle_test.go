@@ -169,7 +169,7 @@ func TestReadBundleRefuses(t *testing.T) {
 		{"few rows", "dataset.json", "at least 10", replace("dataset.json", rows(9))},
 		{"not array", "dataset.json", "array", replace("dataset.json", []byte(`{"input":"a"}`))},
 		{"bad json", "dataset.json", "not valid JSON", replace("dataset.json", []byte(`[{"input":`))},
-		{"answer not string", "dataset.json", `"answer" must be a string`, replace("dataset.json", []byte(strings.Replace(string(rows(10)), `"answer":"a"`, `"answer":3`, 1)))},
+		{"answer null", "dataset.json", `"answer" must be a string, number, boolean, object or array, got null`, replace("dataset.json", []byte(strings.Replace(string(rows(10)), `"answer":"a"`, `"answer":null`, 1)))},
 		{"missing input", "dataset.json", `has no "input"`, replace("dataset.json", []byte(strings.Replace(string(rows(10)), `,"input":"0"`, ``, 1)))},
 		// A usual name for the missing field is named in the hint (it said "rename them to
 		// input and answer", leaving the user to work out which key is which).

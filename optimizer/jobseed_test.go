@@ -170,18 +170,18 @@ func TestSubmitChecksDataset(t *testing.T) {
 		return b.String() + extra + "]"
 	}
 	for name, c := range map[string]struct{ data, want string }{
-		"not JSON":      {`[{"input": "a", "answer": }]`, "dataset.json: is not valid JSON"},
-		"empty file":    {"  \n", "dataset.json: is empty"},
-		"empty array":   {"[]", "dataset.json: has 0 rows; at least 10 are required"},
-		"object":        {`{"examples": [{"input":"a","answer":"b"}]}`, `dataset.json: is a JSON object (the rows look to be under "examples"`},
-		"string":        {`"rows"`, "dataset.json: is a JSON string"},
-		"JSON Lines":    {"{\"input\":\"a\",\"answer\":\"b\"}\n{\"input\":\"c\",\"answer\":\"d\"}\n", "one JSON object per line (JSON Lines)"},
-		"row not obj":   {rows(`,"upper: b"`), "dataset.json: row 11 (counting from 0) must be an object with \"input\" and \"answer\" strings, got a string"},
-		"no answer":     {rows(`,{"input":"x","output":"y"}`), `dataset.json: row 11 has no "answer" (its keys: "input", "output"; rename "output" to "answer")`},
-		"no input":      {rows(`,{"question":"x","answer":"y"}`), `dataset.json: row 11 has no "input" (its keys: "answer", "question"; rename "question" to "input")`},
-		"answer number": {rows(`,{"input":"x","answer":7}`), `dataset.json: row 11: "answer" must be a string, got a number`},
-		"input null":    {rows(`,{"input":null,"answer":"y"}`), `dataset.json: row 11: "input" must be a string, got null`},
-		"too few rows":  {`[{"input":"a","answer":"b"}]`, "dataset.json: has 1 rows; at least 10 are required"},
+		"not JSON":     {`[{"input": "a", "answer": }]`, "dataset.json: is not valid JSON"},
+		"empty file":   {"  \n", "dataset.json: is empty"},
+		"empty array":  {"[]", "dataset.json: has 0 rows; at least 10 are required"},
+		"object":       {`{"examples": [{"input":"a","answer":"b"}]}`, `dataset.json: is a JSON object (the rows look to be under "examples"`},
+		"string":       {`"rows"`, "dataset.json: is a JSON string"},
+		"JSON Lines":   {"{\"input\":\"a\",\"answer\":\"b\"}\n{\"input\":\"c\",\"answer\":\"d\"}\n", "one JSON object per line (JSON Lines)"},
+		"row not obj":  {rows(`,"upper: b"`), "dataset.json: row 11 (counting from 0) must be an object with \"input\" and \"answer\", got a string"},
+		"no answer":    {rows(`,{"input":"x","output":"y"}`), `dataset.json: row 11 has no "answer" (its keys: "input", "output"; rename "output" to "answer")`},
+		"no input":     {rows(`,{"question":"x","answer":"y"}`), `dataset.json: row 11 has no "input" (its keys: "answer", "question"; rename "question" to "input")`},
+		"answer null":  {rows(`,{"input":"x","answer":null}`), `dataset.json: row 11: "answer" must be a string, number, boolean, object or array, got null`},
+		"input null":   {rows(`,{"input":null,"answer":"y"}`), `dataset.json: row 11: "input" must be a string, number, boolean, object or array, got null`},
+		"too few rows": {`[{"input":"a","answer":"b"}]`, "dataset.json: has 1 rows; at least 10 are required"},
 	} {
 		files := bundleFiles(t)
 		files["dataset.json"] = []byte(c.data)

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -145,5 +146,25 @@ func TestOptimizeValset(t *testing.T) {
 	held := at(doc, "paths", "/api/v1/optimize/results", "get", "responses", "200", "content", "application/json", "schema", "properties", "results", "items", "properties", "held_out", "enum")
 	if got := strs(held); !slices.Equal(got, []string{"split", "valset"}) {
 		t.Errorf("results' held_out enum %v, want [split valset]", got)
+	}
+}
+
+// TestOptimizeAcceptsJSONValues: a dataset row's input and answer may be any JSON value but
+// null (a DSPy Example's fields need not be strings); null is a 400 naming the row.
+func TestOptimizeAcceptsJSONValues(t *testing.T) {
+	e := optimizeServer(t, fakeAgentRunner{block: func(sandbox.Job) bool { return true }})
+	var rows []string
+	for i := range 10 {
+		rows = append(rows, fmt.Sprintf(`{"input":{"question":"q%d","choices":["a","b"]},"answer":%d}`, i, i))
+	}
+	r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+serveBundle(t, "["+strings.Join(rows, ",")+"]")+`","target_models":["scripted/task"]}`)
+	if r.status != http.StatusAccepted {
+		t.Fatalf("objects and numbers: %d %s, want 202", r.status, r.raw)
+	}
+	rows[3] = `{"input":"x","answer":null}`
+	r = e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+serveBundle(t, "["+strings.Join(rows, ",")+"]")+`","target_models":["scripted/task"]}`)
+	want := `input_url: invalid bundle: dataset.json: row 3: "answer" must be a string, number, boolean, object or array, got null`
+	if r.status != http.StatusBadRequest || r.body["message"] != want {
+		t.Errorf("null answer: %d %s, want 400 %q", r.status, r.raw, want)
 	}
 }
