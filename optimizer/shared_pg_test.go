@@ -94,13 +94,18 @@ func TestSharedQueue(t *testing.T) {
 		}
 	}
 
-	// Accepted by the replica, run once by the worker.
-	sub, err := replica.Submit(ctx, "alice", request(e.url, 1))
+	// Accepted by the replica, run once by the worker, from the copy of the bundle the
+	// replica downloaded (the URL serves it once, as a presigned URL that expires).
+	once, fetches := serveOnce(t, zipFiles(t, bundleFiles(t)))
+	sub, err := replica.Submit(ctx, "alice", request(once, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := waitFor(t, replica, sub.JobID); got.Status != StatusCompleted {
 		t.Fatalf("job run by the worker: %+v", got)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("the bundle was downloaded %d times, want once (by the replica, at submit)", n)
 	}
 	rec, err := store.GetJSON[job](ctx, worker.store, store.OptimizationJobs, sub.JobID)
 	if err != nil || rec.Attempts != 1 {
@@ -156,6 +161,10 @@ func TestSharedQueue(t *testing.T) {
 	rec, err = store.GetJSON[job](ctx, replica.store, store.OptimizationJobs, sub.JobID)
 	if err != nil || rec.Attempts != 1 {
 		t.Fatalf("handed-over job: attempts %d, %v; want 1 (the graceful stop is not counted)", rec.Attempts, err)
+	}
+	// Every job ended or was deleted: no stored bundle is left.
+	if keys := storedBundleKeys(t, replica.store); len(keys) != 0 {
+		t.Errorf("stored bundles left: %v", keys)
 	}
 }
 
