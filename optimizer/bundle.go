@@ -462,6 +462,11 @@ func rowKeys(obj map[string]json.RawMessage, missing string) string {
 	if len(found) == 1 {
 		hint = fmt.Sprintf("rename %q to %q", found[0], missing)
 	}
+	// A DSPy Example of several input fields (question, context, ...): they can be one
+	// object under "input".
+	if _, hasAnswer := obj["answer"]; missing == "input" && hasAnswer && len(obj) > 2 {
+		hint += `, or put the input fields in one object: {"input": {…}, "answer": …}`
+	}
 	return " (its keys: " + strings.Join(keys, ", ") + more + "; " + hint + ")"
 }
 

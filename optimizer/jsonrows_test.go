@@ -123,3 +123,19 @@ func TestNumericAnswersScoreAsStrings(t *testing.T) {
 		t.Errorf("the object input did not reach the agent as JSON text")
 	}
 }
+
+// TestSeveralInputFieldsHint: a DSPy Example of several input fields (question and context)
+// without "input" is told it may put them in one object under "input".
+func TestSeveralInputFieldsHint(t *testing.T) {
+	var ds strings.Builder
+	ds.WriteString(`[{"question":"q","context":"c","answer":"a"}`)
+	for range 9 {
+		ds.WriteString(`,{"input":"i","answer":"a"}`)
+	}
+	ds.WriteString("]")
+	_, err := parseRows("dataset.json", []byte(ds.String()), MinDatasetRows)
+	want := `dataset.json: row 0 has no "input" (its keys: "answer", "context", "question"; rename "question" to "input", or put the input fields in one object: {"input": {…}, "answer": …})`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+}

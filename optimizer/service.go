@@ -526,6 +526,14 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			return nil, jobLimit(s.perOwner, n)
 		}
 	}
+	// The check's slot is held until the bundle is stored (or refused): the bytes are in
+	// memory until then, and MaxBundleChecks bounds how many bundles are.
+	select {
+	case s.checks <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.checks }()
 	data, err := s.checkBundle(ctx, req.InputURL)
 	if err != nil {
 		return nil, err
@@ -611,15 +619,9 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 
 // checkBundle fetches the bundle at u (guarded unless this process allows local URLs) and
 // checks it with ReadBundle, so that a bad one is refused at submit rather than failing
-// the job once queued; at most MaxBundleChecks at once. It returns the bundle's bytes,
-// which the job keeps and runs (within the fetcher's size cap).
+// the job once queued (Submit holds one of MaxBundleChecks slots meanwhile). It returns the
+// bundle's bytes, which the job keeps and runs (within the fetcher's size cap).
 func (s *Service) checkBundle(ctx context.Context, u string) ([]byte, error) {
-	select {
-	case s.checks <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-s.checks }()
 	data, err := s.fetcher.Get(ctx, u)
 	if err != nil {
 		if ctx.Err() != nil {
