@@ -19,6 +19,11 @@ type plan struct {
 	// release counts the request out of its budget's spend gate when it ends (nil: not
 	// gated); observe* call it.
 	release func()
+	// lease, for a request enterLeased admitted, holds the leases its answer's charge ends
+	// (nil: none); perResponse says the request is a session billed per response (a
+	// realtime session's), whose charges leave its leases to release.
+	lease       *leaseHold
+	perResponse bool
 
 	scope Scope
 	req   *Request
@@ -290,6 +295,23 @@ func (g *Gateway) budgetAllows(b *Budget, asked []string, lists ...[]target) err
 func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bool, lists ...*[]target) (left int64, err error) {
 	if err := g.enterModel(ctx, p, b, lists...); err != nil {
 		return 0, err // the model's own bounds: nothing taken from the account
+	}
+	if leased, st := g.spend.leasedAccounts(b); leased != nil {
+		// The leases of the requests in flight go in the transaction that reserves the call.
+		actx, cancel := p.withDeadline(ctx)
+		defer cancel()
+		left, hold, taken, err := g.spend.enterLeased(actx, b, leased, st, choice)
+		switch {
+		case err != nil && ctx.Err() == nil && deadlineHit(actx):
+			return 0, fmt.Errorf("%w at this request's deadline (the budget's bound is kept by the cost of their answers): retry", ErrBudgetBusy)
+		case err != nil:
+			if taken {
+				g.alertRefusal(ctx, p.scope, b, err)
+			}
+			return 0, err
+		}
+		p.lease, p.release = hold, hold.release
+		return left, nil
 	}
 	release, err := g.admitSpend(ctx, p, b, choice)
 	if err != nil {
@@ -991,7 +1013,11 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
 		entry := g.keyModelEntry(p, b, t) // the model that answered, not the one asked
-		alerts, accounts, err := b.chargeAccounts(ctx, tokens, c.Spent(), complete, entry)
+		var ends *leaseHold
+		if complete && !p.perResponse {
+			ends = p.lease // the answer: the request is no longer in flight
+		}
+		alerts, accounts, err := b.chargeEnding(ctx, tokens, c.Spent(), complete, entry, ends)
 		if len(accounts) > 0 {
 			p.accounts.Store(&accounts)
 		}

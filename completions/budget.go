@@ -494,10 +494,16 @@ func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answere
 // model, when not "", is the entry of b's own BudgetLimits.Models the cost is charged to
 // too (modelEntry).
 func (b *Budget) chargeAccounts(ctx context.Context, tokens int64, cost float64, answered bool, model string) ([]BudgetAlert, []AccountState, error) {
+	return b.chargeEnding(ctx, tokens, cost, answered, model, nil)
+}
+
+// chargeEnding is chargeAccounts that also ends the request's leases ends holds (nil:
+// none) in the transactions that charge their accounts (leaseHold.ending).
+func (b *Budget) chargeEnding(ctx context.Context, tokens int64, cost float64, answered bool, model string, ends *leaseHold) ([]BudgetAlert, []AccountState, error) {
 	if len(b.parents) > 0 {
-		return b.chargeAll(ctx, tokens, cost, answered, model)
+		return b.chargeAll(ctx, tokens, cost, answered, model, ends)
 	}
-	alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, model)
+	alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, model, ends)
 	if err != nil {
 		return alerts, nil, err
 	}
@@ -506,16 +512,19 @@ func (b *Budget) chargeAccounts(ctx context.Context, tokens int64, cost float64,
 
 // chargeOwn is charge of b's own account; state is the account after it (Kind and Name
 // empty: the caller names a parent's); model is chargeAccounts'.
-func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool, model string) (alerts []BudgetAlert, state AccountState, err error) {
+func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answered bool, model string, ends *leaseHold) (alerts []BudgetAlert, state AccountState, err error) {
 	now := b.clock()
 	if b.st != nil {
+		fold, done := ends.ending()
 		err := b.updateRec(context.WithoutCancel(ctx), func(rec *sharedBudget) error {
 			// A store transaction may run fn again. The stored limits, not those b was
 			// loaded with, say which thresholds are crossed: they may have changed since.
 			alerts = b.chargeAdd(rec.Limits, &rec.Used, now, tokens, cost, answered, model)
 			state = rec.Limits.state(rec.Used)
+			fold(b, rec, time.Now())
 			return nil
 		})
+		done(err == nil)
 		if err != nil {
 			return nil, AccountState{}, err
 		}

@@ -234,15 +234,15 @@ func (b *Budget) giveBack(ctx context.Context) {
 
 // chargeAll is charge of a Budget with parents: the tokens and cost recorded in all, and
 // the alert thresholds any reached.
-func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool, model string) ([]BudgetAlert, []AccountState, error) {
+func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool, model string, ends *leaseHold) ([]BudgetAlert, []AccountState, error) {
 	states := make([]AccountState, 0, 1+len(b.parents))
 	if !b.sameStore() {
-		alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, model)
+		alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, model, ends)
 		if err == nil {
 			states = append(states, state)
 		}
 		for i, p := range b.parents {
-			palerts, pstate, perr := p.b.chargeOwn(ctx, tokens, cost, answered, "")
+			palerts, pstate, perr := p.b.chargeOwn(ctx, tokens, cost, answered, "", ends)
 			alerts, err = append(alerts, palerts...), errors.Join(err, b.goneNamed(i, perr))
 			if perr == nil {
 				pstate.Kind, pstate.Name = p.kind, p.name
@@ -255,6 +255,7 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 	accounts := b.accounts()
 	var gone error
 	var alerts []BudgetAlert
+	fold, done := ends.ending()
 	err := b.st.Update(ctx, func(tx store.Tx) error {
 		gone, alerts, states = nil, nil, states[:0] // a store transaction may run this again
 		// Each account still stored is charged: one deleted while the request was in
@@ -278,12 +279,14 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 				state.Kind, state.Name = b.parents[i-1].kind, b.parents[i-1].name
 			}
 			states = append(states, state)
+			fold(x, &rec, time.Now())
 			if err := store.PutJSON(ctx, tx, store.Budgets, x.id, rec); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	done(err == nil)
 	if err != nil {
 		return nil, nil, errors.Join(err, gone)
 	}

@@ -140,6 +140,7 @@ func (g *Gateway) BeginRealtime(ctx context.Context, scope Scope, model string, 
 		return nil, err
 	}
 	p.req.Stream = true
+	p.perResponse = true
 	now := g.opts.Now()
 	return &RealtimeSession{g: g, p: p, begin: now, lastBill: now, t: p.targets[0]}, nil
 }
