@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -429,9 +430,17 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
+// retryPause is how long Update waits before it runs a transaction again: a random 1 to
+// 8 ms, drawn with intN (rand.IntN), so that the transactions of replicas that collided on
+// one record (a budget account every request writes) do not run again in step and collide
+// again, as a fixed sequence of pauses had them do.
+func retryPause(intN func(n int) int) time.Duration {
+	return time.Duration(1+intN(8)) * time.Millisecond
+}
+
 // Update implements store.Driver: fn runs in one SERIALIZABLE transaction, again (up to
-// Options.MaxRetries times, after a short randomised pause) when PostgreSQL aborts it as
-// a serialization failure or a deadlock.
+// Options.MaxRetries times, after a short randomised pause: retryPause) when PostgreSQL
+// aborts it as a serialization failure or a deadlock.
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := d.open(); err != nil {
 		return err
@@ -441,7 +450,7 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 		if err == nil || !retryable(err) || attempt >= d.retries {
 			return unwritable(err)
 		}
-		pause := time.Duration(1+attempt%8) * time.Millisecond
+		pause := retryPause(rand.IntN)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
