@@ -227,6 +227,35 @@ func TestSubmitAtLimitFetchesNoBundle(t *testing.T) {
 	}
 }
 
+// TestSubmitAtLimitFetchesNoBundleSharedQueue: with a shared queue (serve on PostgreSQL)
+// an owner at the per-owner limit, counted in the store, is refused before the bundle is
+// downloaded too.
+func TestSubmitAtLimitFetchesNoBundleSharedQueue(t *testing.T) {
+	var fetches atomic.Int32
+	data := zipFiles(t, bundleFiles(t))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	e := newEnv(t, &fakeRunner{}, nil, WithQueue(minuteQueue{}), WithJobsPerOwner(1))
+	if _, err := e.svc.Submit(context.Background(), "alice", request(srv.URL, 1)); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		_, err := e.svc.Submit(context.Background(), "alice", request(srv.URL, 1))
+		if !errors.Is(err, ErrTooManyJobs) {
+			t.Fatalf("at the limit: %v, want ErrTooManyJobs", err)
+		}
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Fatalf("%d bundle downloads, want 1 (only the accepted submission's)", n)
+	}
+	if _, err := e.svc.Submit(context.Background(), "bob", request(srv.URL, 1)); err != nil {
+		t.Fatalf("another owner: %v", err)
+	}
+}
+
 // TestSubmitBoundsBundleChecks: at most MaxBundleChecks bundles are downloaded at once by
 // concurrent submissions; the others wait their turn and then succeed.
 func TestSubmitBoundsBundleChecks(t *testing.T) {

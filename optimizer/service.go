@@ -489,7 +489,7 @@ func (s *Service) Close(ctx context.Context) error {
 // and is what the job runs: input_url is not downloaded again, so a presigned URL may
 // expire while the job waits, also across a restart. At most MaxBundleChecks bundles are
 // fetched at once; an owner already at the per-owner limit is refused before the fetch
-// (without WithQueue, where the limit is known here). An owner
+// (with WithQueue too, counting the owner's stored jobs). An owner
 // who already has the per-owner number of jobs queued or running gets a *JobLimitError; a
 // full queue answers ErrQueueFull; a closed service, one whose Start failed, or one whose
 // Start context ended, answers ErrClosed.
@@ -513,9 +513,10 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			}
 		}
 	}
+	// Refusals that need no bundle come before its download: an owner at the limit does
+	// not make the server fetch one per attempt (the limit is checked again when the job is
+	// stored).
 	if s.q == nil {
-		// Refusals that need no bundle come before its download: an owner at the limit
-		// does not make the server fetch one per attempt.
 		s.mu.Lock()
 		stopped, n := s.stoppedLocked(), s.activeLocked(owner)
 		s.mu.Unlock()
@@ -523,6 +524,25 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 		case stopped:
 			return nil, ErrClosed
 		case n >= s.perOwner:
+			return nil, jobLimit(s.perOwner, n)
+		}
+	} else {
+		// Shared queue: the owner's unfinished jobs are counted in the store, as
+		// submitShared's transaction counts them.
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return nil, ErrClosed
+		}
+		if err := s.ensureIndexed(ctx); err != nil {
+			return nil, err
+		}
+		n, err := s.activeStored(ctx, s.store, owner)
+		if err != nil {
+			return nil, fmt.Errorf("optimizer: count %s's jobs: %w", owner, err)
+		}
+		if n >= s.perOwner {
 			return nil, jobLimit(s.perOwner, n)
 		}
 	}
