@@ -45,7 +45,7 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
     c = client or Client()
     body = _drop_none({
         "messages": list(messages),
-        "llm_providers": [_provider(p) for p in llm_providers],
+        "llm_providers": [_provider(p, candidate=True) for p in llm_providers],
         "tools": tools, "max_model_depth": max_model_depth, "tradeoff": tradeoff,
         "tradeoff_tolerance": tradeoff_tolerance,
         "preference_id": preference_id, "hash_content": hash_content,
@@ -152,13 +152,26 @@ def report_latency(session_id: str, provider: Any, tokens_per_second: float, *,
         "feedback": {"tokens_per_second": tokens_per_second}})
 
 
-def _provider(p: Any) -> Any:
+# What a Not Diamond LLMConfig sends of a candidate besides provider and model (its
+# prepare_for_request), which a selection ranks by: prices for tradeoff="cost", latency for
+# "latency", context_length to filter, is_custom for a model no catalogue knows.
+_LLM_CONFIG_FIGURES = ("is_custom", "context_length", "input_price", "output_price", "latency")
+
+
+def _provider(p: Any, candidate: bool = False) -> Any:
     if isinstance(p, LLMProvider):
         return p.to_dict()
     if not isinstance(p, (str, dict)) and isinstance(getattr(p, "provider", None), str) \
             and isinstance(getattr(p, "model", None), str):
-        # Not Diamond's LLMConfig (or anything shaped like it): its provider and model
-        return {"provider": p.provider, "model": p.model}
+        # Not Diamond's LLMConfig (or anything shaped like it): its provider and model, and
+        # as a candidate of a selection the figures it was given
+        out = {"provider": p.provider, "model": p.model}
+        if candidate:
+            for k in _LLM_CONFIG_FIGURES:
+                v = getattr(p, k, None)
+                if v is not None and v is not False:
+                    out[k] = v
+        return out
     if isinstance(p, str) and "/" in p:
         provider, _, model = p.partition("/")
         return {"provider": provider, "model": model}

@@ -24,7 +24,35 @@ class FakeLLMConfig:
         self.provider, self.model = provider, model
 
 
+class FakeCustomLLMConfig(FakeLLMConfig):
+    """Shaped like a Not Diamond LLMConfig of a custom model with its own figures (a fake)."""
+
+    def __init__(self, provider, model, **figures):
+        super().__init__(provider, model)
+        self.is_custom = figures.get("is_custom", False)
+        self.context_length = figures.get("context_length")
+        self.input_price = figures.get("input_price")
+        self.output_price = figures.get("output_price")
+        self.latency = figures.get("latency")
+
+
 class ModelSelectTest(unittest.TestCase):
+    def test_llm_config_figures_reach_the_selection(self):
+        # Not Diamond sends an LLMConfig's prices, latency, context length and is_custom
+        # with the candidate; tradeoff="cost" on custom models ranks by them.
+        fake = FakeScriptedClient({"llm_label": "custom/a", "session_id": "s", "providers": [{"provider": "custom", "model": "a"}]}, {})
+        cfgs = [FakeCustomLLMConfig("custom", "a", is_custom=True, input_price=0.1, output_price=0.2, latency=0.5, context_length=8000),
+                FakeCustomLLMConfig("openai", "gpt-4o")]
+        session_id, chosen = switchyard.model_select([{"role": "user", "content": "hi"}], cfgs, tradeoff="cost", client=fake)
+        switchyard.report_feedback(session_id, cfgs[0], 1, client=fake)
+        (_, _, sel), (_, _, fb) = fake.calls
+        self.assertEqual(sel["llm_providers"], [
+            {"provider": "custom", "model": "a", "is_custom": True, "context_length": 8000,
+             "input_price": 0.1, "output_price": 0.2, "latency": 0.5},
+            {"provider": "openai", "model": "gpt-4o"}])
+        self.assertEqual(fb["provider"], {"provider": "custom", "model": "a"})  # feedback names the candidate only
+
+
     def test_returns_session_and_provider(self):
         fake = FakeScriptedClient({"llm_label": "openai/gpt-4o-mini", "session_id": "sess_1", "providers": [
             {"provider": "openai", "model": "gpt-4o-mini", "rank": 1}, {"provider": "openai", "model": "gpt-4o", "rank": 2}]})
