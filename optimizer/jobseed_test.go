@@ -256,6 +256,87 @@ func TestSubmitAtLimitFetchesNoBundleSharedQueue(t *testing.T) {
 	}
 }
 
+// TestSubmitBundleChecksOnePerOwner: one owner's submissions of bundles that download
+// slowly take one bundle-check slot, not all of them: its others wait their turn (a
+// cancelled wait ends at once) while another owner's submission is checked and queued.
+func TestSubmitBundleChecksOnePerOwner(t *testing.T) {
+	data := zipFiles(t, bundleFiles(t))
+	var slowInflight, slowMost atomic.Int32
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := slowInflight.Add(1)
+		for m := slowMost.Load(); n > m && !slowMost.CompareAndSwap(m, n); m = slowMost.Load() {
+		}
+		defer slowInflight.Add(-1)
+		select {
+		case <-release:
+			w.Write(data)
+		case <-r.Context().Done(): // its submission was cancelled
+		}
+	}))
+	t.Cleanup(slow.Close)
+	e := newEnv(t, &fakeRunner{}, nil, WithJobsPerOwner(100)) // not started: jobs stay queued
+	const n = MaxBundleChecks
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := e.svc.Submit(context.Background(), "mallory", request(slow.URL, 1))
+			errs <- err
+		}()
+	}
+	// A waiting submission of mallory's whose caller gives up returns at once.
+	cctx, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Submit(cctx, "mallory", request(slow.URL, 1))
+		cancelled <- err
+	}()
+	bob := make(chan error, 1)
+	go func() {
+		_, err := e.svc.Submit(context.Background(), "bob", request(e.url, 1))
+		bob <- err
+	}()
+	// Without a line per owner mallory's downloads take every slot and bob waits for them.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(30 * time.Second) // guards a hang only
+wait:
+	for {
+		select {
+		case err := <-bob:
+			if err != nil {
+				t.Fatalf("bob: %v", err)
+			}
+			break wait
+		case <-tick.C:
+			if m := slowMost.Load(); m > 1 {
+				t.Fatalf("mallory had %d bundle downloads at once, want 1", m)
+			}
+		case <-deadline:
+			t.Fatal("bob's submission never finished")
+		}
+	}
+	cancel()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiting submission: %v, want context.Canceled", err)
+	}
+	close(release)
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := slowMost.Load(); m != 1 {
+		t.Fatalf("mallory had %d bundle downloads at once, want 1", m)
+	}
+	e.svc.mu.Lock()
+	lines := len(e.svc.checkLines)
+	e.svc.mu.Unlock()
+	if lines != 0 {
+		t.Fatalf("%d owners' check lines left after every submission ended", lines)
+	}
+}
+
 // TestSubmitBoundsBundleChecks: at most MaxBundleChecks bundles are downloaded at once by
 // concurrent submissions; the others wait their turn and then succeed.
 func TestSubmitBoundsBundleChecks(t *testing.T) {

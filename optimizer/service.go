@@ -77,7 +77,8 @@ const (
 	// DefaultCandidates is how many candidate prompts one iteration may try.
 	DefaultCandidates = 3
 	// MaxBundleChecks is how many bundles Submit fetches and checks at once across all
-	// callers (each may hold up to the fetcher's cap in memory); more submissions wait.
+	// callers (each may hold up to the fetcher's cap in memory), one per owner at a time;
+	// more submissions wait.
 	MaxBundleChecks = 4
 	// ProposerAttempts is how many times a proposal is asked for when the proposer model
 	// fails transiently (rate limit, overload, connection); each try has the full
@@ -128,6 +129,11 @@ type Service struct {
 	sem chan struct{} // sandbox run slots shared by every job
 	// checks bounds the bundles Submit fetches at once (MaxBundleChecks).
 	checks chan struct{}
+	// checkLines holds, per owner with a submission being checked or waiting, the owner's
+	// line: one bundle check of an owner at a time, so that one key's submissions (of
+	// bundles that download slowly) cannot take every slot of checks from the other keys.
+	// Guarded by mu; an entry goes when nobody holds or waits for it.
+	checkLines map[string]*checkLine
 
 	recMu sync.Mutex // serializes read-modify-write of job records
 
@@ -287,6 +293,7 @@ func New(st *store.Store, runner sandbox.Runner, proposer Proposer, opts ...Opti
 	}
 	s.sem = make(chan struct{}, s.concurrency)
 	s.checks = make(chan struct{}, MaxBundleChecks)
+	s.checkLines = map[string]*checkLine{}
 	// Made here, so that a job submitted before Start (or while Start recovers the store's
 	// jobs) is queued by its Submit; Start moves what it holds into the running queue.
 	s.queue = make(chan string, s.queueSize)
@@ -488,7 +495,7 @@ func (s *Service) Close(ctx context.Context) error {
 // bundle downloaded is stored with the job (store.OptimizationBundles, until the job ends)
 // and is what the job runs: input_url is not downloaded again, so a presigned URL may
 // expire while the job waits, also across a restart. At most MaxBundleChecks bundles are
-// fetched at once; an owner already at the per-owner limit is refused before the fetch
+// fetched at once, and one of an owner at a time (its other submissions wait); an owner already at the per-owner limit is refused before the fetch
 // (with WithQueue too, counting the owner's stored jobs). An owner
 // who already has the per-owner number of jobs queued or running gets a *JobLimitError; a
 // full queue answers ErrQueueFull; a closed service, one whose Start failed, or one whose
@@ -546,6 +553,12 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 			return nil, jobLimit(s.perOwner, n)
 		}
 	}
+	// One of the owner's checks at a time: one key cannot hold every check's slot.
+	done, err := s.ownerTurn(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	// The check's slot is held until the bundle is stored (or refused): the bytes are in
 	// memory until then, and MaxBundleChecks bounds how many bundles are.
 	select {
@@ -635,6 +648,39 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	queued = true
 	s.log.Info("optimizer: job queued", "job", id, "models", len(req.TargetModels), "n_iterations", req.NIterations)
 	return &Submitted{JobID: id, Status: StatusQueued, Version: s.version}, nil
+}
+
+// checkLine is one owner's line of bundle checks (Service.checkLines).
+type checkLine struct {
+	turn chan struct{} // holds a token while one of the owner's checks runs
+	refs int           // checks holding or waiting for turn; guarded by Service.mu
+}
+
+// ownerTurn waits for owner's turn to check a bundle (one of an owner's checks at a
+// time; a wait ends with ctx) and returns the func that ends it.
+func (s *Service) ownerTurn(ctx context.Context, owner string) (func(), error) {
+	s.mu.Lock()
+	line := s.checkLines[owner]
+	if line == nil {
+		line = &checkLine{turn: make(chan struct{}, 1)}
+		s.checkLines[owner] = line
+	}
+	line.refs++
+	s.mu.Unlock()
+	leave := func() {
+		s.mu.Lock()
+		if line.refs--; line.refs == 0 {
+			delete(s.checkLines, owner)
+		}
+		s.mu.Unlock()
+	}
+	select {
+	case line.turn <- struct{}{}:
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
+	return func() { <-line.turn; leave() }, nil
 }
 
 // checkBundle fetches the bundle at u (guarded unless this process allows local URLs) and
