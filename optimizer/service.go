@@ -897,10 +897,25 @@ func (s *Service) Artifact(ctx context.Context, token string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: artifact", ErrNotFound)
 	}
 	if err != nil {
-		return nil, err
+		// The store's errors may name the key, and the token in it is the download's
+		// credential: the server logs this error.
+		return nil, &tokenRedactedError{err: err, token: token}
 	}
 	return []byte(a.Content), nil
 }
+
+// tokenRedactedError is err with the artifact token it may quote left out of its message;
+// errors.Is and errors.As see err.
+type tokenRedactedError struct {
+	err   error
+	token string
+}
+
+func (e *tokenRedactedError) Error() string {
+	return "optimizer: read artifact: " + strings.ReplaceAll(e.err.Error(), e.token, "[redacted]")
+}
+
+func (e *tokenRedactedError) Unwrap() error { return e.err }
 
 // artifact is a stored best agent.py.
 type artifact struct {

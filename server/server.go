@@ -485,7 +485,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	rid := requestID(r.Context())
-	s.log.Error("internal error", "request_id", rid, "method", r.Method, "path", r.URL.Path, "err", err)
+	s.log.Error("internal error", "request_id", rid, "method", r.Method, "path", LogPath(r.URL.Path), "err", err)
 	s.respondError(w, r, Errorf(http.StatusInternalServerError, KindInternal, "internal error (request id %s)", rid), nil)
 }
 
@@ -619,7 +619,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, p *Princip
 		if errors.Is(err, ErrKeyStoreUnavailable) && r.Context().Err() == nil {
 			// A database restart or failover: a 503 the clients retry (Switchyard's own client
 			// retries 503, not 500), not an internal error.
-			s.log.ErrorContext(r.Context(), "authenticating: the key store does not answer", "path", r.URL.Path, "err", err)
+			s.log.ErrorContext(r.Context(), "authenticating: the key store does not answer", "path", LogPath(r.URL.Path), "err", err)
 			w.Header().Set("Retry-After", "1")
 			ae := Errorf(http.StatusServiceUnavailable, KindUnavailable, "the key store does not answer (its database may be restarting); retry shortly")
 			ae.Retryable = true

@@ -26,7 +26,7 @@ func (s *Server) cutAtShutdown(w http.ResponseWriter, r *http.Request, err error
 		return false
 	}
 	rid := requestID(r.Context())
-	s.log.WarnContext(r.Context(), "request cut at shutdown: answered 503", "request_id", rid, "method", r.Method, "path", r.URL.Path, "err", err)
+	s.log.WarnContext(r.Context(), "request cut at shutdown: answered 503", "request_id", rid, "method", r.Method, "path", LogPath(r.URL.Path), "err", err)
 	w.Header().Set("Retry-After", shutdownRetryAfter)
 	e := Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down and could not finish this request in time; retry it (request id %s)", rid)
 	e.Retryable = true

@@ -33,7 +33,7 @@ func (s *Server) storageRefused(w http.ResponseWriter, r *http.Request, err erro
 	}
 	rid := requestID(r.Context())
 	s.log.ErrorContext(r.Context(), "the store refuses writes (disk full or read-only file system): free space or make the data directory writable; writes succeed again without a restart",
-		"request_id", rid, "method", r.Method, "path", r.URL.Path, "err", err)
+		"request_id", rid, "method", r.Method, "path", LogPath(r.URL.Path), "err", err)
 	status := http.StatusServiceUnavailable
 	kind := KindUnavailable
 	if modelSelectionPaths[r.URL.Path] {
