@@ -440,8 +440,7 @@ func saveBestAgents(ctx context.Context, o *client.AgentOptimizer, res *client.O
 		}
 		out := path
 		if len(res.Results) > 1 {
-			ext := filepath.Ext(path)
-			out = strings.TrimSuffix(path, ext) + "." + strings.NewReplacer("/", "_", string(filepath.Separator), "_").Replace(r.Model) + ext
+			out = agentFileName(path, r.Model)
 		}
 		if err := os.WriteFile(out, code, 0o644); err != nil {
 			return err
@@ -449,6 +448,18 @@ func saveBestAgents(ctx context.Context, o *client.AgentOptimizer, res *client.O
 		fmt.Fprintf(stderr, "best agent.py of %s written to %s\n", r.Model, out)
 	}
 	return nil
+}
+
+// modelInFileName makes a model name part of a file name on every system: a path
+// separator would put the file elsewhere, and on Windows a ':' (ollama/llama3:8b) would
+// write an NTFS stream of another file, the other characters not being allowed at all.
+var modelInFileName = strings.NewReplacer("/", "_", "\\", "_", ":", "_", "*", "_", "?", "_", "\"", "_", "<", "_", ">", "_", "|", "_")
+
+// agentFileName is where --save-agent path puts the best agent.py of model when the job
+// had several: the model added before the extension (best.openai_gpt-4o-mini.py).
+func agentFileName(path, model string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "." + modelInFileName.Replace(model) + ext
 }
 
 // optimizeProgress turns a status into the bar's fraction and a detail line.

@@ -233,3 +233,19 @@ func TestOptimizeCommand(t *testing.T) {
 		t.Fatalf("no bundle: %d %s", code, errOut)
 	}
 }
+
+// TestAgentFileNameIsPortable: with several target models, --save-agent's file of each is
+// named by its model with nothing a file name cannot hold on some system: a ':' (an
+// Ollama tag) would write an NTFS stream on Windows, a '\' a folder.
+func TestAgentFileNameIsPortable(t *testing.T) {
+	for model, want := range map[string]string{
+		"openai/gpt-4o-mini":         "best.openai_gpt-4o-mini.py",
+		"ollama/llama3:8b":           "best.ollama_llama3_8b.py",
+		`azure\odd*name?"<x>|`:       "best.azure_odd_name___x__.py",
+		"bedrock/anthropic.claude-3": "best.bedrock_anthropic.claude-3.py",
+	} {
+		if got := agentFileName("best.py", model); got != want {
+			t.Errorf("agentFileName(best.py, %q) = %q, want %q", model, got, want)
+		}
+	}
+}
