@@ -16,6 +16,17 @@ import (
 // flag), so an error points at where to fix it. (parseFlags sets the environment's values
 // with fs.Set, so the flag set itself no longer tells them apart.)
 func addrFlag(args []string, name string, getenv func(string) string) string {
+	if inArgs(args, name) {
+		return "--" + name
+	}
+	if getenv(envName(name)) != "" {
+		return fmt.Sprintf("--%s (from %s)", name, envName(name))
+	}
+	return "--" + name
+}
+
+// inArgs reports whether the command line args name the flag (-name, --name, --name=v).
+func inArgs(args []string, name string) bool {
 	for _, a := range args {
 		if a == "--" {
 			break
@@ -23,15 +34,11 @@ func addrFlag(args []string, name string, getenv func(string) string) string {
 		if !strings.HasPrefix(a, "-") {
 			continue
 		}
-		n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if n == name {
-			return "--" + name
+		if n, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); n == name {
+			return true
 		}
 	}
-	if getenv(envName(name)) != "" {
-		return fmt.Sprintf("--%s (from %s)", name, envName(name))
-	}
-	return "--" + name
+	return false
 }
 
 // checkListenAddr checks a listen address before anything starts: it must be host:port (the

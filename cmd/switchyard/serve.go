@@ -156,7 +156,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.CleanupInterval, "cleanup-interval", 7*24*time.Hour, "how often the router model lifecycle runs (archive after a year unused, remove 7 days later); it also runs at start-up; 0 turns it off (switchyard cleanup runs it by hand)")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", server.DefaultMaxBodyBytes, "request body limit in bytes")
 	fs.BoolVar(&c.AllowLocalURLs, "allow-local-urls", false, "let dataset and bundle URLs point at loopback/private addresses and file://")
-	fs.StringVar(&c.PublicURL, "public-url", "", "base URL clients reach this server at, for artifact links (default http://<listen address>)")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL clients reach this server at, for artifact links (default http://<listen address>, https:// with --tls-cert)")
 	fs.StringVar(&c.ProposerModel, "proposer-model", "openai/gpt-4o-mini", "provider/model that proposes prompts in optimization jobs")
 	fs.StringVar(&c.ProvidersConfig, "providers-config", "", "JSON file configuring LLM providers (default: from environment variables); read again at SIGHUP")
 	fs.StringVar(&c.ModelGroups, "model-groups", "", `JSON file of model groups: names clients send as their model that stand for several models, tried in order or routed per request ({"smart": {"models": ["openai/gpt-4o", "anthropic/claude-sonnet-4-5"], "route": true}}); read again at SIGHUP`)
@@ -256,6 +256,12 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		return err
 	}
 	c.Backups.noteGiven(fs)
+	if worker && !inArgs(args, "tls-cert") && !inArgs(args, "tls-key") {
+		// An environment shared with serve (SWITCHYARD_TLS_CERT, as the worker's usage
+		// advises serve's configuration) does not apply to a worker, as SWITCHYARD_ADDR does
+		// not; given on its command line it is refused (checkFlags).
+		c.TLS.Cert, c.TLS.Key = "", ""
+	}
 	if err := c.checkFlags(worker); err != nil {
 		return &usageError{err: err}
 	}

@@ -171,3 +171,24 @@ func TestServeTLSFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerLeavesOutTLSOfASharedEnvironment: a worker given serve's environment
+// (SWITCHYARD_TLS_CERT and SWITCHYARD_TLS_KEY set for both, as its usage advises) starts, as
+// it does with SWITCHYARD_ADDR; --tls-cert on its own command line is still refused.
+func TestWorkerLeavesOutTLSOfASharedEnvironment(t *testing.T) {
+	certDir := t.TempDir()
+	writeTestCert(t, certDir, 1)
+	t.Setenv("SWITCHYARD_TLS_CERT", filepath.Join(certDir, "cert.pem"))
+	t.Setenv("SWITCHYARD_TLS_KEY", filepath.Join(certDir, "key.pem"))
+	// A bad --conversation-writes, checked after the TLS flags, stops the worker before it
+	// dials the store: reaching that error is getting past the TLS check.
+	base := []string{"worker", "--store", "postgres://u@127.0.0.1:1/db", "--conversation-writes", "bogus"}
+	code, _, errOut := cli(t, base...)
+	if code != 2 || strings.Contains(errOut, "tls") || !strings.Contains(errOut, "--conversation-writes") {
+		t.Fatalf("worker with serve's TLS environment: exit %d, %s", code, errOut)
+	}
+	code, _, errOut = cli(t, append(base, "--tls-cert", filepath.Join(certDir, "cert.pem"))...)
+	if code != 2 || !strings.Contains(errOut, "--tls-cert: a worker serves no API") {
+		t.Fatalf("worker --tls-cert: exit %d, %s", code, errOut)
+	}
+}
