@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync"
@@ -434,5 +436,57 @@ func TestLimitListenerUnchanged(t *testing.T) {
 	ll := LimitListener(raw, 3).(*limitListener)
 	if ll.clients != nil {
 		t.Fatal("LimitListener bounds clients")
+	}
+}
+
+// TestPerClientLimitOverTLS: on a listener served with TLS (serve --tls-cert) a connection
+// over the per-client bound gets its 429 over TLS, which an https:// client (offering h2
+// too) reads as the answer, where a 429 in the clear before the handshake was a handshake
+// error to it.
+func TestPerClientLimitOverTLS(t *testing.T) {
+	certs := httptest.NewUnstartedServer(http.NotFoundHandler())
+	certs.EnableHTTP2 = true
+	certs.StartTLS() // only for its certificate, and a client trusting it
+	certs.Close()
+	client := certs.Client()
+	defer client.CloseIdleConnections()
+
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{
+		Handler:   http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }),
+		TLSConfig: &tls.Config{Certificates: certs.TLS.Certificates, NextProtos: []string{"h2", "http/1.1"}},
+	}
+	go hs.ServeTLS(LimitListenerWith(raw, LimitListenerConfig{Max: 10, PerClient: 1, TLS: hs.TLSConfig}), "", "")
+	defer hs.Close()
+
+	held, err := tls.Dial("tcp", raw.Addr().String(), &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	resp, err := client.Get("https://" + raw.Addr().String() + "/")
+	if err != nil {
+		t.Fatalf("the connection over the bound: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.ProtoMajor != 1 || !strings.Contains(string(body), "--max-connections-per-client") {
+		t.Fatalf("over the bound: %d %s %s", resp.StatusCode, resp.Proto, body)
+	}
+	held.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := client.Get("https://" + raw.Addr().String() + "/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 && resp.ProtoMajor == 2 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the held connection closed: %v", err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -291,6 +292,11 @@ type LimitListenerConfig struct {
 	// Logger, when set, gets one warning per refusal burst of a client: at its first
 	// refused connection since it last held none.
 	Logger *slog.Logger
+	// TLS, when set, says the connections speak TLS (the listener is served by
+	// http.Server.ServeTLS, which makes the handshakes above it): a refused connection
+	// then gets its 429 over TLS of this configuration, HTTP/1.1 only, since a client that
+	// dialled https:// could not read it written in the clear before the handshake.
+	TLS *tls.Config
 }
 
 // Refusals of connections over the per-client bound.
@@ -324,6 +330,11 @@ func LimitListenerWith(l net.Listener, cfg LimitListenerConfig) net.Listener {
 		ll.clients = map[netip.Prefix]*clientConns{}
 		ll.refusing = make(chan struct{}, maxRefusing)
 		ll.refusal = refusalResponse(cfg.PerClient)
+		if cfg.TLS != nil {
+			// The 429 is HTTP/1.1: a client offered h2 too must not pick it.
+			ll.refusalTLS = cfg.TLS.Clone()
+			ll.refusalTLS.NextProtos = []string{"http/1.1"}
+		}
 	}
 	return ll
 }
@@ -334,6 +345,8 @@ type limitListener struct {
 	sem      chan struct{} // nil: no global bound
 	refusing chan struct{} // refusals being written
 	refusal  []byte        // the 429, whole
+	// refusalTLS: the TLS configuration the 429 is written in (nil: in the clear).
+	refusalTLS *tls.Config
 
 	mu      sync.Mutex
 	clients map[netip.Prefix]*clientConns // nil: no per-client bound
@@ -444,6 +457,10 @@ func (l *limitListener) refuse(c net.Conn) {
 		defer func() { <-l.refusing }()
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(refusalTimeout))
+		if l.refusalTLS != nil {
+			// The handshake is made by the first Write, within the same deadline.
+			c = tls.Server(c, l.refusalTLS)
+		}
 		if _, err := c.Write(l.refusal); err != nil {
 			return
 		}

@@ -510,6 +510,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	errc := make(chan error, 1)
 	if c.TLS.enabled() {
 		hs.TLSConfig = c.TLS.config()
+		limits.TLS = hs.TLSConfig // a refused connection's 429 is written over TLS too
 		go func() { errc <- hs.ServeTLS(server.LimitListenerWith(ln, limits), "", "") }()
 		go hs.Serve(agentsLn) // ends with hs.Shutdown
 	} else {
