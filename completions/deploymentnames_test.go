@@ -47,6 +47,9 @@ func TestDeploymentNamesRouteToTheirDeployments(t *testing.T) {
 	if got, ok := h.g.ResolveModel("b/gpt-4o"); !ok || got != "b/gpt-4o" {
 		t.Errorf("ResolveModel(b/gpt-4o) = %q, %v; want itself, true", got, ok)
 	}
+	if !h.g.IsDeploymentName("b/gpt-4o") || h.g.IsDeploymentName("a/gpt-4o") || h.g.IsDeploymentName("my") {
+		t.Error("IsDeploymentName: want true for b/gpt-4o only")
+	}
 	if ask("team/x"); h.a.callCount("o3") != 1 {
 		t.Errorf("team/x: a/o3 called %d times, want 1", h.a.callCount("o3"))
 	}
@@ -69,7 +72,7 @@ func TestDeploymentNamesRouteToTheirDeployments(t *testing.T) {
 	if err := h.g.SetRoutes(Routes{ModelGroups: map[string]ModelGroup{"my": {Models: []string{"a/gpt-4o"}}}, Wildcards: []Wildcard{}, DeploymentNames: map[string][]NamedDeployment{}}); err != nil {
 		t.Fatal(err)
 	}
-	if h.g.Serves("b/gpt-4o") {
+	if h.g.Serves("b/gpt-4o") || h.g.IsDeploymentName("b/gpt-4o") {
 		t.Error("b/gpt-4o served after its deployment name was dropped")
 	}
 	if err := h.g.SetRoutes(Routes{ModelGroups: map[string]ModelGroup{"my": {Models: []string{"a/gpt-4o"}}}, DeploymentNames: map[string][]NamedDeployment{"x/y": {}}}); err == nil {

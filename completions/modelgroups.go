@@ -408,6 +408,12 @@ func (g *Gateway) IsModelGroup(name string) bool {
 	return ok
 }
 
+// IsDeploymentName reports whether name is a deployment's own name the gateway serves it
+// by (Options.DeploymentNames: a LiteLLM config deployment's litellm_params.model).
+func (g *Gateway) IsDeploymentName(name string) bool {
+	return g.routes().namedMembers(name) != nil
+}
+
 // ModelGroups lists the gateway's model group names, sorted.
 func (g *Gateway) ModelGroups() []string {
 	groups := g.routes().groups

@@ -85,6 +85,11 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 // the caller asked for (RequestRecord.ModelGroup; of a request naming several models, the
 // first it was tried with), bounded as the model labels are (its value is one of theirs: a
 // configured group's or a model's name, else "other"). ok says the request was answered.
+//
+// An answer vouches for the name asked only when it is the answering model's own (with its
+// provider or without, as a bare "gpt-4o"): other names answered — any a wildcard matches
+// ("my-*" calling one model), which a client makes up at will — take a value only when
+// AdmitModels' function knows them, so they cannot use up the values real models need.
 func (m *Metrics) requestedLabel(r *completions.RequestRecord, ok bool) string {
 	requested := r.ModelGroup
 	if requested == "" {
@@ -93,7 +98,8 @@ func (m *Metrics) requestedLabel(r *completions.RequestRecord, ok bool) string {
 	if requested == "" {
 		return ""
 	}
-	return m.modelLabel(requested, ok)
+	_, bare, _ := strings.Cut(r.Model, "/")
+	return m.modelLabel(requested, ok && (requested == r.Model || requested == bare))
 }
 
 // errorType is the error_type label of r (OpenTelemetry's error.type): empty for an

@@ -155,3 +155,44 @@ func TestRequestedModelLabel(t *testing.T) {
 		t.Error("made-up model names took label values")
 	}
 }
+
+// TestRequestedModelLabelOfNamesAWildcardAnswers: names a wildcard answers ("my-*" calling
+// one model: any "my-<anything>" a client makes up is answered) take no requested_model
+// value of their own, in Switchyard's series or LiteLLM's, so they cannot use up the values
+// real models need (a model answering after them still reads as itself); the answering
+// model's own name, with its provider or bare, and a known group's are their own.
+func TestRequestedModelLabelOfNamesAWildcardAnswers(t *testing.T) {
+	m := New(Options{})
+	m.EnableLiteLLM(LiteLLMOptions{})
+	m.AdmitModels(func(model string) bool { return model == "smart" || strings.HasPrefix(model, "openai/") })
+	answered := func(asked, model string) completions.RequestRecord {
+		r := groupRecord()
+		r.Provider, r.Model, r.ModelGroup, r.Requested = "openai", model, asked, model
+		r.Attempts = []completions.Attempt{{Model: model, Outcome: completions.OutcomeOK, LatencyMS: 100, Started: r.Start}}
+		return r
+	}
+	for i := range MaxModelLabels + 10 {
+		m.ObserveRequest(context.Background(), answered(fmt.Sprintf("my-%d", i), "openai/gpt-4o"))
+	}
+	m.ObserveRequest(context.Background(), answered("gpt-4o-mini", "openai/gpt-4o-mini"))
+	m.ObserveRequest(context.Background(), answered("openai/o3", "openai/o3"))
+	m.ObserveRequest(context.Background(), answered("smart", "openai/o3"))
+	body := scrape(t, m.Handler(""), "")
+	if strings.Contains(body, `"my-`) {
+		t.Errorf("names a wildcard answered took label values:\n%s", grepLines(body, "my-"))
+	}
+	for _, want := range []string{
+		`requested_model="other",stream="false"} 210`,
+		`gen_ai_request_model="openai/gpt-4o-mini",outcome="ok",requested_model="gpt-4o-mini"`,
+		`gen_ai_request_model="openai/o3",outcome="ok",requested_model="openai/o3"`,
+		`gen_ai_request_model="openai/o3",outcome="ok",requested_model="smart"`,
+		`litellm_proxy_total_requests_metric_total{`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %s:\n%s", want, grepLines(body, "switchyard_gateway_requests_total{"))
+		}
+	}
+	if lines := grepLines(body, "litellm_proxy_total_requests_metric_total{"); !strings.Contains(lines, `requested_model="other"`) || !strings.Contains(lines, `requested_model="gpt-4o-mini"`) {
+		t.Errorf("LiteLLM's series:\n%s", lines)
+	}
+}

@@ -226,11 +226,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	if l.opts.EndUser && r.EndUser != "" {
 		v[lEndUser] = l.endUsers.value(r.EndUser, nil)
 	}
-	requested := r.ModelGroup
-	if requested == "" {
-		requested = r.Requested
-	}
-	v[lRequested] = m.modelLabel(requested, ok)
+	v[lRequested] = m.requestedLabel(&r, ok)
 	answered, answeredGroup := r.Model, r.ModelGroup
 	if n := len(r.Attempts); n > 0 && answered == "" {
 		answered = r.Attempts[n-1].Model

@@ -242,9 +242,10 @@ func (o *observability) watchServices(w *wiring) {
 		o.metrics.ModelHealth(w.health.Latest)
 	}
 	// Made-up model names take no model label value until they answer; model group names
-	// (LiteLLM's requested_model) are known ones.
+	// and deployments' own names (LiteLLM's requested_model) are known ones.
 	o.metrics.AdmitModels(func(m string) bool {
-		return w.gateway.HasModel(m) || w.gateway.HasEmbeddingModel(m) || w.gateway.HasRerankModel(m) || w.gateway.IsModelGroup(m)
+		return w.gateway.HasModel(m) || w.gateway.HasEmbeddingModel(m) || w.gateway.HasRerankModel(m) || w.gateway.IsModelGroup(m) ||
+			w.gateway.IsDeploymentName(m)
 	})
 	o.metrics.Jobs("training", w.trainer.JobStats)
 	o.metrics.Jobs("optimization", w.optimizer.JobStats)
