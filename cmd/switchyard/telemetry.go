@@ -132,7 +132,14 @@ type redactingHandler struct{ slog.Handler }
 
 func (h redactingHandler) Handle(ctx context.Context, r slog.Record) error {
 	out := slog.NewRecord(r.Time, r.Level, redactURLs(r.Message), r.PC)
+	// OpenTelemetry's complaints about OTEL_EXPORTER_OTLP_HEADERS quote the pair or value
+	// it could not read ('parse headers' input="api-key: <token>", 'escape header value'):
+	// the headers' values are the collector's credentials, so none of their text is shown.
+	headers := strings.Contains(strings.ToLower(r.Message), "header")
 	r.Attrs(func(a slog.Attr) bool {
+		if headers && a.Value.Kind() != slog.KindAny {
+			a = slog.String(a.Key, "[redacted]")
+		}
 		out.AddAttrs(redactAttr(a))
 		return true
 	})

@@ -107,4 +107,18 @@ func TestExportErrorsHideEndpointSecrets(t *testing.T) {
 	if out := buf.String(); !strings.Contains(out, "parse url") || strings.Contains(out, "secret") {
 		t.Errorf("start-up log: %s", out)
 	}
+
+	// Headers OpenTelemetry cannot read ("key: value" for "key=value", a value it cannot
+	// unescape) are logged without their text: they carry the collector's credentials.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:19018")
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "api-key: hdr-secret-3,x-token=hdr%zzsecret-4")
+	buf.Reset()
+	o, err = newObservability(context.Background(), telemetryFlags{TraceContentMaxBytes: telemetry.DefaultMaxContentBytes}, slog.New(slog.NewJSONHandler(&buf, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = o.tracing.Shutdown(context.Background())
+	if out := buf.String(); !strings.Contains(out, "parse headers") || !strings.Contains(out, "escape header value") || strings.Contains(out, "secret") {
+		t.Errorf("start-up log of unreadable headers: %s", out)
+	}
 }
