@@ -511,7 +511,10 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 	if c.TLS.enabled() {
 		hs.TLSConfig = c.TLS.config()
 		limits.TLS = hs.TLSConfig // a refused connection's 429 is written over TLS too
-		go func() { errc <- hs.ServeTLS(server.LimitListenerWith(ln, limits), "", "") }()
+		// Made (its copy of the configuration taken) before either Serve starts: the first
+		// to start sets HTTP/2 up in hs.TLSConfig.
+		tlsLn := server.LimitListenerWith(ln, limits)
+		go func() { errc <- hs.ServeTLS(tlsLn, "", "") }()
 		go hs.Serve(agentsLn) // ends with hs.Shutdown
 	} else {
 		go func() { errc <- hs.Serve(server.LimitListenerWith(ln, limits)) }()
