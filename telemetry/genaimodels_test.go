@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -194,5 +195,22 @@ func TestRequestedModelLabelOfNamesAWildcardAnswers(t *testing.T) {
 	}
 	if lines := grepLines(body, "litellm_proxy_total_requests_metric_total{"); !strings.Contains(lines, `requested_model="other"`) || !strings.Contains(lines, `requested_model="gpt-4o-mini"`) {
 		t.Errorf("LiteLLM's series:\n%s", lines)
+	}
+}
+
+// TestFailedRequestSpanNamesItsProvider: the span of a request no model answered still
+// has gen_ai.provider.name (the conventions require it), of the model tried last.
+func TestFailedRequestSpanNamesItsProvider(t *testing.T) {
+	r := groupRecord()
+	r.Outcome, r.Provider, r.Model, r.Answer = completions.RequestFailed, "", "", nil
+	r.Err = errors.New("every model failed")
+	r.Attempts[1].Outcome, r.Attempts[1].Kind = completions.OutcomeError, "rate_limit"
+	sp := chatSpanStub(t, observedSpans(t, TracingOptions{}, r))
+	got := map[string]string{}
+	for _, a := range sp.Attributes {
+		got[string(a.Key)] = a.Value.Emit()
+	}
+	if got["gen_ai.provider.name"] != "gcp.gemini" || got["switchyard.provider"] != "gemini" || got["error.type"] != "rate_limit" {
+		t.Errorf("failed request's span: %v", got)
 	}
 }

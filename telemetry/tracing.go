@@ -236,9 +236,19 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 	if id := RequestIDFromContext(ctx); id != "" {
 		span.SetAttributes(attribute.String("switchyard.request_id", id))
 	}
-	if r.Provider != "" {
-		span.SetAttributes(attribute.String("gen_ai.provider.name", t.genAIProvider(r.Provider)),
-			attribute.String("switchyard.provider", r.Provider))
+	provider := r.Provider
+	if provider == "" {
+		// None answered: the provider of the model tried last (else of the one asked), as
+		// the conventions require gen_ai.provider.name on a failed operation's span too.
+		model := r.Requested
+		if n := len(r.Attempts); n > 0 {
+			model = r.Attempts[n-1].Model
+		}
+		provider, _, _ = cutModel(model)
+	}
+	if provider != "" {
+		span.SetAttributes(attribute.String("gen_ai.provider.name", t.genAIProvider(provider)),
+			attribute.String("switchyard.provider", provider))
 	}
 	t.setChatAttributes(span, &r)
 	if r.Outcome == completions.RequestOK {
