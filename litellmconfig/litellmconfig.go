@@ -91,8 +91,9 @@ type Config struct {
 	MaxBudget      float64
 	BudgetDuration string
 	// Listed are what the config names besides its model groups, as LiteLLM's /v1/models
-	// lists its model_list: each model_name with '/' (served as its Member), and each
-	// wildcard deployment's "provider/*" (every catalogued model of the provider).
+	// lists its model_list: each model_name with '/' as written (served by its deployment
+	// through DeploymentNames), and each wildcard deployment's "provider/*" (every
+	// catalogued model of the provider).
 	Listed []string
 	// Wildcards are the model_list entries whose model_name has a '*' ("*", "openai/*",
 	// "anthropic/claude-*"), in the file's order, for completions.Options.Wildcards: a
@@ -1135,12 +1136,10 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 			if len(ds) > 1 {
 				return &Error{Path: ds[1].path + ".model_name", Message: fmt.Sprintf("%q names several deployments, which makes a model group, whose name cannot hold '/'", name)}
 			}
-			if ds[0].member != name {
-				// Requests may send either name (deploymentNames); /v1/models lists the one it is called by.
-				p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s.model_name %q is listed (GET /v1/models) as %q, the name it is called by (a name with '/' cannot be a model group); requests may send either", ds[0].path, name, ds[0].member))
-			}
-			if !slices.Contains(p.cfg.Listed, ds[0].member) {
-				p.cfg.Listed = append(p.cfg.Listed, ds[0].member)
+			// Listed as written, as LiteLLM's /v1/models lists its model_names; requests
+			// may send it or the deployment's litellm_params.model (deploymentNames).
+			if !slices.Contains(p.cfg.Listed, name) {
+				p.cfg.Listed = append(p.cfg.Listed, name)
 			}
 			switch d := ds[0]; {
 			case len(inGroups[d.member]) > 0 && d.limited():
@@ -1219,7 +1218,8 @@ func (p *parser) groups(deps []deployment, strategy string) error {
 // group can have it) to its deployment, and each other litellm_params.model that is no
 // model_name or alias to the deployments giving it (one per member, in order, at most
 // completions.MaxModels); a name is kept when one of its deployments is called under
-// another (a name every one of them is called by is served as such already).
+// another or is no model group's member (a group's member called by its own name is
+// served as such already).
 func (p *parser) deploymentNames() {
 	by := map[string][]completions.NamedDeployment{}
 	add := func(name string, d Deployment) {
@@ -1239,8 +1239,19 @@ func (p *parser) deploymentNames() {
 			add(d.Model, d)
 		}
 	}
+	inGroup := func(m string) bool {
+		for _, g := range p.cfg.ModelGroups {
+			if slices.Contains(g.Models, m) {
+				return true
+			}
+		}
+		return false
+	}
 	for name, ds := range by {
-		if !slices.ContainsFunc(ds, func(n completions.NamedDeployment) bool { return n.Member != name }) {
+		// A name every deployment of which is called by it and is a group's member is
+		// served as such already; a model_name with '/' is listed as written, not by its
+		// member, so its litellm_params.model needs its entry here.
+		if !slices.ContainsFunc(ds, func(n completions.NamedDeployment) bool { return n.Member != name || !inGroup(n.Member) }) {
 			continue
 		}
 		if p.cfg.DeploymentNames == nil {

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/litellmconfig"
+	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/usagelog"
+)
+
+// litellmConfigServer is a server whose gateway is wired from the LiteLLM config yaml as
+// serve --litellm-config wires it (its providers over the environment env's, its groups,
+// listed names, deployment names and wildcards, Options.ListConfigured); "URL" in yaml
+// is replaced by url. tweak, when not nil, changes the options last.
+func litellmConfigServer(t *testing.T, yaml, url string, env map[string]string, tweak func(*completions.Options)) (*httptest.Server, *Server, *litellmconfig.Config) {
+	t.Helper()
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	cfg, err := litellmconfig.Parse([]byte(strings.ReplaceAll(yaml, "URL", url)), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string { return env[k] }
+	reg := providers.FromEnv(getenv, providers.Options{})
+	if err := reg.Configure(&cfg.Providers, getenv, providers.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	st := newTestStore(t)
+	rec := usagelog.New(usagelog.Options{})
+	o := completions.Options{Providers: reg, Prices: providers.DefaultCatalog().WithOwnPrices(cfg.Prices), Store: st, Observer: rec,
+		ModelGroups: cfg.ModelGroups, ListConfigured: true, Listed: cfg.Listed, DeploymentNames: cfg.DeploymentNames,
+		Wildcards: cfg.Wildcards, DeploymentIDs: cfg.DeploymentIDs()}
+	if tweak != nil {
+		tweak(&o)
+	}
+	g, err := completions.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
+	for _, opt := range []Option{Completions(g), Usage(rec)} {
+		if err := opt(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return hs, s, cfg
+}
+
+// listedIDs is GET /v1/models' ids for key.
+func listedIDs(t *testing.T, url, key string) []string {
+	t.Helper()
+	resp, b := do2(t, "GET", url+"/v1/models", key, "", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/v1/models: %d %s", resp.StatusCode, b)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range list.Data {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// A model_name with '/' (openai/gpt-4o-custom of a deployment calling openai/gpt-4o with
+// an api_base of its own) is listed by GET /v1/models as written, as LiteLLM lists its
+// model_names, not by the member the gateway calls it as (openai-…/gpt-4o); a request may
+// name it or the deployment's litellm_params.model, and both reach its api_base.
+func TestLiteLLMSlashModelNameListedAsWritten(t *testing.T) {
+	up := &fakeOpenAIUpstream{}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	hs, _, _ := litellmConfigServer(t, `
+model_list:
+  - model_name: openai/gpt-4o-custom
+    litellm_params: {model: openai/gpt-4o, api_base: URL/v1, api_key: sk-own}
+  - model_name: smart
+    litellm_params: {model: openai/gpt-4o-mini, api_base: URL/v1, api_key: sk-own}
+`, ups.URL, nil, nil)
+	ids := listedIDs(t, hs.URL, testKey)
+	if !slices.Contains(ids, "openai/gpt-4o-custom") || !slices.Contains(ids, "smart") {
+		t.Errorf("/v1/models %v: want openai/gpt-4o-custom and smart", ids)
+	}
+	for _, id := range ids {
+		if strings.HasPrefix(id, "openai-") {
+			t.Errorf("/v1/models lists %s, the gateway's internal name of the deployment", id)
+		}
+	}
+	for _, m := range []string{"openai/gpt-4o-custom", "openai/gpt-4o"} {
+		resp, b := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"`+m+`","messages":[{"role":"user","content":"hi"}]}`)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "from gpt-4o") {
+			t.Errorf("chat %s: %d %s, want 200 from the deployment's gpt-4o", m, resp.StatusCode, b)
+		}
+	}
+}
+
+// A model_name with '/' whose deployment calls the environment's provider
+// (openai/gpt-4o-custom calling openai/gpt-4o, no api_base of its own) is listed as
+// written too, and its litellm_params.model, no group's member, is still served.
+func TestLiteLLMSlashModelNameOfTheEnvironmentsProvider(t *testing.T) {
+	up := &fakeOpenAIUpstream{}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	hs, _, _ := litellmConfigServer(t, `
+model_list:
+  - model_name: openai/gpt-4o-custom
+    litellm_params: {model: openai/gpt-4o}
+`, ups.URL, map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": ups.URL + "/v1"}, nil)
+	if ids := listedIDs(t, hs.URL, testKey); !slices.Equal(ids, []string{"openai/gpt-4o-custom"}) {
+		t.Errorf("/v1/models %v, want [openai/gpt-4o-custom]", ids)
+	}
+	for m, want := range map[string]int{"openai/gpt-4o-custom": 200, "openai/gpt-4o": 200, "openai/gpt-4.1": 400} {
+		resp, b := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"`+m+`","messages":[{"role":"user","content":"hi"}]}`)
+		if resp.StatusCode != want {
+			t.Errorf("chat %s: %d %s, want %d", m, resp.StatusCode, b, want)
+		}
+	}
+}
