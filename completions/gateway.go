@@ -690,6 +690,26 @@ func (g *Gateway) priceName(model string) string {
 	return priceNameOf(g.prices(), t)
 }
 
+// BaseModel returns the catalogue model ("provider/model") model ("provider/model") runs,
+// as its provider's configuration says: an Azure OpenAI deployment's base model
+// (providers.BaseModeler; LiteLLM's model_info.base_model, "azure/{deployment}" when none
+// is given), else model itself. Tokens are counted in its tokenizer, as LiteLLM picks
+// its tokenizer and price by base_model.
+func (g *Gateway) BaseModel(model string) string {
+	prov, m, err := providers.ParseModel(model)
+	if err != nil || g.opts.Providers == nil {
+		return model
+	}
+	p, err := g.opts.Providers.Lookup(prov)
+	if err != nil || p == nil {
+		return model
+	}
+	if _, ok := p.(providers.BaseModeler); !ok {
+		return model
+	}
+	return providers.PriceModel(p, m)
+}
+
 // costsOf is a catalogue's price of a call as an answer's Costs.
 func costsOf(c providers.Cost) Costs {
 	return Costs{InputTokensCost: c.InputUSD, OutputTokensCost: c.OutputUSD, TotalTokensCost: c.TotalUSD, PriceKnown: c.Known, SearchCost: c.SearchUSD}

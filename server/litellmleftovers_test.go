@@ -129,3 +129,40 @@ model_list:
 		}
 	}
 }
+
+// /utils/token_counter counts a model group whose deployment is an Azure OpenAI
+// deployment with a model_info.base_model in the base model's tokenizer (gpt-4o's
+// o200k_base), as LiteLLM chooses its tokenizer by base_model, not by the deployment's
+// own name (prod-eu, which no tokenizer knows: cl100k_base's estimate); model_used is
+// still the deployment, as LiteLLM reports it.
+func TestLiteLLMTokenCounterUsesBaseModel(t *testing.T) {
+	hs, _, _ := litellmConfigServer(t, `
+model_list:
+  - model_name: my-azure
+    litellm_params: {model: azure/prod-eu, api_base: "https://eu.example.invalid", api_key: k, api_version: v1}
+    model_info: {base_model: azure/gpt-4o}
+  - model_name: bare-azure
+    litellm_params: {model: azure/prod-us, api_base: "https://us.example.invalid", api_key: k, api_version: v1}
+`, "", nil, nil)
+	const text = "Grüße aus München! 東京で会いましょう。 Привет, как дела? 🙂 " +
+		"def f(x): return [i**2 for i in range(x) if i % 3 == 0]"
+	o200k, cl100k := providers.CountTokens("openai/gpt-4o", text), providers.CountTokens("openai/gpt-4", text)
+	if o200k == cl100k {
+		t.Fatalf("the text counts %d in both tokenizers: pick another", o200k)
+	}
+	for model, want := range map[string]int{"my-azure": o200k, "bare-azure": cl100k} {
+		body, _ := json.Marshal(map[string]any{"model": model, "prompt": text})
+		resp, b := post(t, hs.URL+"/utils/token_counter", testKey, string(body))
+		var got struct {
+			TotalTokens int    `json:"total_tokens"`
+			ModelUsed   string `json:"model_used"`
+		}
+		json.Unmarshal(b, &got)
+		if resp.StatusCode != http.StatusOK || got.TotalTokens != want {
+			t.Errorf("%s: %d %s, want %d tokens (o200k %d, cl100k %d)", model, resp.StatusCode, b, want, o200k, cl100k)
+		}
+		if model == "my-azure" && got.ModelUsed != "prod-eu" {
+			t.Errorf("%s: model_used %q, want prod-eu", model, got.ModelUsed)
+		}
+	}
+}

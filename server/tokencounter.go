@@ -15,7 +15,7 @@ const tokenCounterPath = "/utils/token_counter"
 
 // tokenCounterRequest is the body of LiteLLM's POST /utils/token_counter.
 type tokenCounterRequest struct {
-	Model    string                      `json:"model" jsonschema:"required,description=the model to count for: a model group (counted for its first deployment) or provider/model or a bare name; a name no provider here serves is counted by its name"`
+	Model    string                      `json:"model" jsonschema:"required,description=the model to count for: a model group (counted for its first deployment; an Azure deployment by its base_model) or provider/model or a bare name; a name no provider here serves is counted by its name"`
 	Prompt   *string                     `json:"prompt,omitempty" jsonschema:"description=text counted as it is (no chat formatting); not with messages"`
 	Messages []completions.OpenAIMessage `json:"messages,omitempty" jsonschema:"description=OpenAI chat messages counted with OpenAI's chat overhead (3 tokens per message\\, 3 for the reply); not with prompt"`
 	Tools    []completions.OpenAITool    `json:"tools,omitempty" jsonschema:"description=function tools counted beside messages (their name\\, description and parameters)"`
@@ -65,6 +65,8 @@ func (s *Server) handleTokenCounter(g *completions.Gateway, w http.ResponseWrite
 	// A key's alias counts as the model it stands for (request_model stays as asked).
 	name = keyAliasTarget(r, name)
 	counted, used := tokenCounterModel(g, name)
+	// An Azure deployment is counted in its base model's tokenizer (model_info.base_model).
+	counted = g.BaseModel(counted)
 	if !g.Allows(completionsScope(r, time.Now()), name) {
 		return s.openAIError(w, r, fmt.Errorf("%w: %s", completions.ErrModelNotAllowed, name))
 	}
@@ -86,7 +88,8 @@ func (s *Server) handleTokenCounter(g *completions.Gateway, w http.ResponseWrite
 // tokenCounterModel is the model name's tokens are counted for and the model_used LiteLLM
 // reports: a model group's first deployment ("provider/model"; reported without the
 // provider, as LiteLLM strips it from litellm_params.model), a model the gateway resolves
-// (reported as named), else the name itself (LiteLLM counts any name).
+// (reported as named), else the name itself (LiteLLM counts any name). The caller counts
+// in the tokenizer of counted's base model (Gateway.BaseModel).
 func tokenCounterModel(g *completions.Gateway, name string) (counted, used string) {
 	if g.IsModelGroup(name) {
 		for _, d := range g.GroupDeployments() {
