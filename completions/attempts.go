@@ -268,8 +268,17 @@ func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) err
 // allow: the models as resolved, a bare name's provider/model, a model group's members.
 // The refusal names the model of asked (the names the request sent) it was resolved
 // from, when that is another name (a model group, a bare name): the caller knows the
-// name it sent, not the group's provider/model members.
+// name it sent, not the group's provider/model members. Under Options.ListConfigured a
+// name of asked is refused unless a name of b's grants it (ownGrant: not a group's
+// members' names through the group, nor a group through its members), as LiteLLM's proxy
+// checks the name asked.
 func (g *Gateway) budgetAllows(b *Budget, asked []string, lists ...[]target) error {
+	for _, a := range asked {
+		// Under a LiteLLM config the name asked is granted by a name of the key's (ownGrant).
+		if g.opts.ListConfigured && !g.budgetAllowsName(b, a) {
+			return fmt.Errorf("%w: %s", ErrModelNotAllowed, a)
+		}
+	}
 	for _, ts := range lists {
 		for _, t := range ts {
 			if !b.allows(t.name, g.allowedAs) && !slices.ContainsFunc(asked, func(a string) bool {

@@ -634,16 +634,46 @@ func (g *Gateway) allowedAs(name string) []string {
 // its AllowedModels name the model or every model the name stands for. GET /v1/models
 // uses it to list only what a key may call.
 func (g *Gateway) Allows(scope Scope, model string) bool {
-	b := scope.Budget
-	if b == nil {
+	if scope.Budget == nil {
 		return true
 	}
+	return g.budgetAllowsName(scope.Budget, model)
+}
+
+// budgetAllowsName is Allows by b and its parents.
+func (g *Gateway) budgetAllowsName(b *Budget, model string) bool {
 	for _, p := range b.parents {
 		if !g.allowsName(p.b, model) {
 			return false
 		}
 	}
 	return g.allowsName(b, model)
+}
+
+// ownGrant returns, under Options.ListConfigured (a LiteLLM config), what an allowed name
+// of a key grants a request naming model besides itself, as LiteLLM's proxy grants a key
+// the names in its models only (can_key_call_model; else key_model_access_denied): for a
+// model group, another group of the same deployments (a model_group_alias of an allowed
+// group, or the group an allowed alias stands for); for any other name (a group's member
+// called by its litellm_params.model, a model_name with '/'), what allowedAs says of an
+// allowed name that is no group — never a group's members. nil without ListConfigured:
+// every allowed name stands for what allowedAs says.
+func (g *Gateway) ownGrant(model string) func(allowed string) []string {
+	if !g.opts.ListConfigured {
+		return nil
+	}
+	rt := g.routes()
+	asked, askedGroup := rt.groups[model]
+	return func(allowed string) []string {
+		grp, isGroup := rt.groups[allowed]
+		switch {
+		case askedGroup && isGroup && slices.Equal(grp.Models, asked.Models):
+			return grp.Models
+		case askedGroup || isGroup:
+			return nil
+		}
+		return g.allowedAs(allowed)
+	}
 }
 
 // AllowsAnswer reports whether scope may have been answered by model, the model an answer
@@ -683,12 +713,16 @@ func (g *Gateway) allowsName(b *Budget, model string) bool {
 	if len(b.limits.AllowedModels) == 0 || slices.Contains(b.limits.AllowedModels, model) || allowedPattern(b.limits.AllowedModels, model) {
 		return true
 	}
+	expand := g.allowedAs
+	if own := g.ownGrant(model); own != nil {
+		expand = own // a LiteLLM config's: a group grants itself, not its members' names
+	}
 	resolved := g.allowedAs(model)
 	if len(resolved) == 0 {
-		return b.allowsOwn(model, g.allowedAs)
+		return b.allowsOwn(model, expand)
 	}
 	for _, m := range resolved {
-		if !b.allowsOwn(m, g.allowedAs) {
+		if !b.allowsOwn(m, expand) {
 			return false
 		}
 	}

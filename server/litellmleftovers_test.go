@@ -166,3 +166,49 @@ model_list:
 		}
 	}
 }
+
+// Under a LiteLLM config a key allowed a model group may call the group but not one of its
+// deployments by the deployment's own litellm_params.model (or a model_name with '/'
+// calling the same upstream): LiteLLM's proxy grants a key the names in its models only
+// (can_key_call_model), so both are a 403 key_model_access_denied, on chat, the token
+// counter and GET /v1/models' list; a key naming the deployment's model may call it.
+func TestLiteLLMKeyAllowedAGroupMayNotCallItsMembersName(t *testing.T) {
+	up := &fakeOpenAIUpstream{}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	hs, s, _ := litellmConfigServer(t, `
+model_list:
+  - model_name: smart
+    litellm_params: {model: openai/gpt-4o, api_base: URL/v1, api_key: sk-own}
+  - model_name: team/gpt
+    litellm_params: {model: openai/gpt-4o, api_base: URL/v1, api_key: sk-own}
+`, ups.URL, nil, nil)
+	group := issue(t, s, `{"name":"group","models":["smart"]}`)
+	member := issue(t, s, `{"name":"member","models":["openai/gpt-4o"]}`)
+	chat := func(key, model string) (int, string) {
+		resp, b := post(t, hs.URL+"/v1/chat/completions", key, `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`)
+		return resp.StatusCode, string(b)
+	}
+	for _, c := range []struct {
+		key, model string
+		want       int
+	}{
+		{group.Key, "smart", 200},
+		{group.Key, "openai/gpt-4o", 403},
+		{group.Key, "team/gpt", 403},
+		{member.Key, "openai/gpt-4o", 200},
+		{member.Key, "smart", 403},
+	} {
+		code, b := chat(c.key, c.model)
+		if code != c.want || c.want == 403 && !strings.Contains(b, "key_model_access_denied") {
+			t.Errorf("key %v chat %s: %d %s, want %d", c.key == group.Key, c.model, code, b, c.want)
+		}
+	}
+	resp, b := post(t, hs.URL+"/utils/token_counter", group.Key, `{"model":"openai/gpt-4o","prompt":"hi"}`)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("token_counter of the member's name with the group's key: %d %s, want 403", resp.StatusCode, b)
+	}
+	if ids := listedIDs(t, hs.URL, group.Key); !slices.Equal(ids, []string{"smart"}) {
+		t.Errorf("/v1/models of the group's key: %v, want [smart]", ids)
+	}
+}
