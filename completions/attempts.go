@@ -191,7 +191,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		primary = g.rank(ctx, msgs, primary, tradeoff, req.Stream)
 	}
 	if req.group != nil && req.group.Shuffle {
-		primary = shuffleGroup(primary, req.group)
+		primary = g.shuffleGroup(primary, req.group)
 	}
 	if req.group != nil && req.group.Fastest {
 		primary = g.latency.fastestFirst(primary, req.Stream)

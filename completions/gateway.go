@@ -305,6 +305,11 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Backoff configures retry waits.
 	Backoff Backoff
+	// Rand is the source of shuffled model groups' draws (ModelGroup.Shuffle, by Weights:
+	// LiteLLM's simple-shuffle), for one gateway: a seeded one (rand.NewPCG(1, 2)) makes
+	// them repeatable in tests. nil: a ChaCha8 source seeded from crypto/rand. The gateway
+	// serializes its draws; the source must not be used elsewhere.
+	Rand rand.Source
 	// DefaultMaxRetries is used when a request has no maxRetries; 0 means 2, negative
 	// means no retries.
 	DefaultMaxRetries int
@@ -382,6 +387,7 @@ type Gateway struct {
 	rt      atomic.Pointer[routeTable]
 	swapMu  sync.Mutex
 	latency latencyStats // how fast each model answered lately (latency routing)
+	shuffle *draws       // shuffled groups' random orders (Options.Rand)
 	// publicBases caches PublicURL of the providers' base URLs (APIBaseOf, on every
 	// answer), up to maxPublicBases of them.
 	publicBases     sync.Map
@@ -537,7 +543,7 @@ func New(opts Options) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger)}
+	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger), shuffle: newDraws(opts.Rand)}
 	g.rt.Store(rt)
 	g.spend.share(opts.SharedLimits, g.log.WarnContext)
 	g.breakers.share(opts.SharedLimits)

@@ -3,6 +3,7 @@ package completions
 import (
 	"bytes"
 	"context"
+	cryptorand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/switchyard-ai/switchyard/providers"
 	"github.com/switchyard-ai/switchyard/validation"
@@ -312,13 +314,39 @@ func shuffleWeighted(ts []target, grp *ModelGroup, rnd func() float64) []target 
 	return out
 }
 
-// shuffleGroup reorders ts, the members of the shuffled group grp, for one request: by
-// its Weights when it has them, else every order equally likely.
-func shuffleGroup(ts []target, grp *ModelGroup) []target {
-	if len(grp.Weights) > 0 {
-		return shuffleWeighted(ts, grp, rand.Float64)
+// draws are a gateway's random draws for shuffled groups (Options.Rand), one at a time.
+type draws struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+// newDraws draws from src; nil: a ChaCha8 source seeded from crypto/rand.
+func newDraws(src rand.Source) *draws {
+	if src == nil {
+		var seed [32]byte
+		_, _ = cryptorand.Read(seed[:]) // never fails (crypto/rand panics instead)
+		src = rand.NewChaCha8(seed)
 	}
-	rand.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
+	return &draws{r: rand.New(src)}
+}
+
+// float64 is a number in [0, 1).
+func (d *draws) float64() float64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.r.Float64()
+}
+
+// shuffleGroup reorders ts, the members of the shuffled group grp, for one request: by
+// its Weights when it has them, else every order equally likely; the draws are g's
+// (Options.Rand).
+func (g *Gateway) shuffleGroup(ts []target, grp *ModelGroup) []target {
+	if len(grp.Weights) > 0 {
+		return shuffleWeighted(ts, grp, g.shuffle.float64)
+	}
+	g.shuffle.mu.Lock()
+	defer g.shuffle.mu.Unlock()
+	g.shuffle.r.Shuffle(len(ts), func(i, j int) { ts[i], ts[j] = ts[j], ts[i] })
 	return ts
 }
 
@@ -347,7 +375,7 @@ func (g *Gateway) groupFallbacks(list []string, req *Request) ([]target, error) 
 		}
 		switch {
 		case isGroup && fg.Shuffle:
-			ts = shuffleGroup(ts, &fg)
+			ts = g.shuffleGroup(ts, &fg)
 		case isGroup && fg.Fastest:
 			ts = g.latency.fastestFirst(ts, req.Stream)
 		}

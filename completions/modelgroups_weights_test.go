@@ -134,3 +134,49 @@ func TestModelGroupWeightsAndFallbacksChecked(t *testing.T) {
 		t.Errorf("New with a misspelled fallback: %v", err)
 	}
 }
+
+// A gateway draws its shuffled groups' orders from Options.Rand: two gateways on sources
+// of one seed order a weighted and an unweighted group alike request for request, one on
+// another seed does not (the draws are the gateway's, not the process's).
+func TestShuffleDrawsFromOptionsRand(t *testing.T) {
+	orders := func(seed uint64) []string {
+		h := newHarness(t, func(o *Options) {
+			o.Rand = rand.NewPCG(seed, 7)
+			o.Breaker.Failures = -1 // every member stays in the draw
+			o.ModelGroups = map[string]ModelGroup{
+				"weighted": {Models: []string{"a/m1", "b/m2", "a/m3"}, Shuffle: true, Weights: []float64{1, 1, 1}},
+				"even":     {Models: []string{"a/m1", "b/m2", "a/m3"}, Shuffle: true},
+			}
+		})
+		var out []string
+		for range 40 {
+			for _, group := range []string{"weighted", "even"} {
+				for _, m := range []string{"m1", "m2", "m3"} {
+					h.a.on(m, step{err: &providers.Error{Kind: providers.KindOverloaded, Message: "busy"}})
+					h.b.on(m, step{err: &providers.Error{Kind: providers.KindOverloaded, Message: "busy"}})
+				}
+				_, err := h.g.Complete(context.Background(), Scope{}, chatRequest(t, `{"model":"`+group+`","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`))
+				var failed *AllFailedError
+				if !errors.As(err, &failed) {
+					t.Fatalf("%s: %v, want every member to fail", group, err)
+				}
+				var order []string
+				for _, a := range failed.Attempts {
+					order = append(order, a.Model)
+				}
+				out = append(out, strings.Join(order, ","))
+			}
+		}
+		return out
+	}
+	one, same, other := orders(1), orders(1), orders(2)
+	if strings.Join(one, ";") != strings.Join(same, ";") {
+		t.Errorf("one seed, two gateways: orders differ:\n%v\n%v", one, same)
+	}
+	if strings.Join(one, ";") == strings.Join(other, ";") {
+		t.Errorf("two seeds gave the same %d orders", len(one))
+	}
+	if len(one) == 0 || strings.Count(one[0], ",") != 2 {
+		t.Fatalf("orders %v: want every member tried once", one)
+	}
+}

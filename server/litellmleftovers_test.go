@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -210,5 +211,70 @@ model_list:
 	}
 	if ids := listedIDs(t, hs.URL, group.Key); !slices.Equal(ids, []string{"smart"}) {
 		t.Errorf("/v1/models of the group's key: %v, want [smart]", ids)
+	}
+}
+
+// Deployments sharing a model_name are picked as LiteLLM's default simple-shuffle picks
+// them: the first by weighted random draw (litellm_params.weight; without weights rpm),
+// the others after it as fallbacks drawn the same way. Over many requests of a seeded
+// gateway (Options.Rand) each deployment is tried first about its share of the time
+// (counts in a wide band, no timings), and a request whose first pick fails (down, 503)
+// is answered by a later one.
+func TestLiteLLMWeightedDeploymentsAreShuffled(t *testing.T) {
+	up := &fakeOpenAIUpstream{}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	hs, _, cfg := litellmConfigServer(t, `
+model_list:
+  - model_name: spread
+    litellm_params: {model: openai/gpt-4o, api_base: URL/v1, api_key: sk-own, weight: 6}
+  - model_name: spread
+    litellm_params: {model: openai/gpt-4o-mini, api_base: URL/v1, api_key: sk-own, weight: 3}
+  - model_name: spread
+    litellm_params: {model: openai/down, api_base: URL/v1, api_key: sk-own, weight: 1}
+  - model_name: by-rpm
+    litellm_params: {model: openai/gpt-4.1, api_base: URL/v1, api_key: sk-own, rpm: 100000}
+  - model_name: by-rpm
+    litellm_params: {model: openai/gpt-4.1-mini, api_base: URL/v1, api_key: sk-own, rpm: 300000}
+`, ups.URL, nil, func(o *completions.Options) {
+		o.Rand = rand.NewPCG(36, 5)
+		o.Breaker.Failures = -1 // down's failures must not take it out of the draw
+	})
+	if g := cfg.ModelGroups["spread"]; !g.Shuffle || !slices.Equal(g.Weights, []float64{6, 3, 1}) {
+		t.Fatalf("spread: %+v, want shuffle by weights 6, 3, 1", g)
+	}
+	firsts := func(model string, n int) map[string]int {
+		counts := map[string]int{}
+		for range n {
+			resp, b := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"`+model+`","max_retries":0,"messages":[{"role":"user","content":"hi"}]}`)
+			var out struct {
+				Switchyard struct {
+					Attempts []struct {
+						Model string `json:"model"`
+					} `json:"attempts"`
+				} `json:"switchyard"`
+			}
+			json.Unmarshal(b, &out)
+			if resp.StatusCode != http.StatusOK || len(out.Switchyard.Attempts) == 0 {
+				t.Fatalf("chat %s: %d %s", model, resp.StatusCode, b)
+			}
+			a := out.Switchyard.Attempts
+			counts[a[0].Model[strings.IndexByte(a[0].Model, '/')+1:]]++
+			if strings.HasSuffix(a[0].Model, "/down") && len(a) < 2 {
+				t.Errorf("a request whose first pick was down: attempts %+v, want a fallback after it", a)
+			}
+		}
+		return counts
+	}
+	const n = 300
+	c := firsts("spread", n)
+	for m, band := range map[string][2]int{"gpt-4o": {140, 220}, "gpt-4o-mini": {55, 125}, "down": {10, 55}} {
+		if c[m] < band[0] || c[m] > band[1] {
+			t.Errorf("spread: %s first in %d of %d requests, want %d-%d (counts %v)", m, c[m], n, band[0], band[1], c)
+		}
+	}
+	c = firsts("by-rpm", 200)
+	if c["gpt-4.1-mini"] < 120 || c["gpt-4.1-mini"] > 180 {
+		t.Errorf("by-rpm: gpt-4.1-mini (rpm 3 to 1) first in %d of 200 requests, want 120-180 (counts %v)", c["gpt-4.1-mini"], c)
 	}
 }
