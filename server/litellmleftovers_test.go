@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -276,5 +277,80 @@ model_list:
 	c = firsts("by-rpm", 200)
 	if c["gpt-4.1-mini"] < 120 || c["gpt-4.1-mini"] > 180 {
 		t.Errorf("by-rpm: gpt-4.1-mini (rpm 3 to 1) first in %d of 200 requests, want 120-180 (counts %v)", c["gpt-4.1-mini"], c)
+	}
+}
+
+// A LiteLLM config's Azure OpenAI realtime deployment (model azure/gpt-realtime-eu, on
+// the environment's Azure resource or with an api_base of its own) opens a realtime
+// session when called by its model_name or by its litellm_params.model, dialling its
+// deployment on its own resource (the v1 realtime URL, model=the deployment), as the chat
+// routes resolve those names; a bare name the config does not hold (gpt-realtime-eu) is
+// refused before any dial, as chat refuses it and LiteLLM's proxy routes only the names
+// its model_list holds.
+func TestLiteLLMAzureRealtimeDeploymentNames(t *testing.T) {
+	own := &scriptedRealtime{endedCh: make(chan struct{}, 16)}
+	ownSrv := httptest.NewServer(http.StripPrefix("/openai", own)) // Azure's /openai/v1/realtime
+	t.Cleanup(ownSrv.Close)
+	envUp := &scriptedRealtime{endedCh: make(chan struct{}, 16)}
+	envSrv := httptest.NewServer(http.StripPrefix("/openai", envUp))
+	t.Cleanup(envSrv.Close)
+	hs, _, _ := litellmConfigServer(t, `
+model_list:
+  - model_name: voice-eu
+    litellm_params: {model: azure/gpt-realtime-eu, api_base: URL, api_key: az-own, api_version: v1}
+  - model_name: voice-env
+    litellm_params: {model: azure/gpt-realtime-env}
+`, ownSrv.URL, map[string]string{"AZURE_API_KEY": "az-env", "AZURE_API_BASE": envSrv.URL, "AZURE_API_VERSION": "v1"}, nil)
+	for _, c := range []struct {
+		model, deployment string
+		up                *scriptedRealtime
+		key               string
+	}{
+		{"voice-eu", "gpt-realtime-eu", own, "az-own"},
+		{"azure/gpt-realtime-eu", "gpt-realtime-eu", own, "az-own"},
+		{"voice-env", "gpt-realtime-env", envUp, "az-env"},
+		{"azure/gpt-realtime-env", "gpt-realtime-env", envUp, "az-env"},
+	} {
+		conn, resp, err := dialRealtime(t, hs, "model="+c.model, http.Header{"Authorization": {"Bearer " + testKey}})
+		if err != nil {
+			var b []byte
+			if resp != nil && resp.Body != nil {
+				b, _ = io.ReadAll(resp.Body)
+			}
+			t.Errorf("realtime %s: %v %s", c.model, err, b)
+			continue
+		}
+		if typ, _ := readEvent(t, conn); typ != "session.created" {
+			t.Errorf("realtime %s: first event %q", c.model, typ)
+		}
+		conn.CloseNow()
+		<-c.up.endedCh
+		d := c.up.lastDial()
+		if d.URL.Path != "/v1/realtime" || d.URL.Query().Get("model") != c.deployment || d.Header.Get("Api-Key") != c.key {
+			t.Errorf("realtime %s dialled %s with api-key %q, want deployment %s with %s", c.model, d.URL, d.Header.Get("Api-Key"), c.deployment, c.key)
+		}
+	}
+	before := own.dialCount() + envUp.dialCount()
+	for _, bare := range []string{"gpt-realtime-eu", "gpt-realtime-env"} {
+		conn, resp, err := dialRealtime(t, hs, "model="+bare, http.Header{"Authorization": {"Bearer " + testKey}})
+		if err == nil {
+			conn.CloseNow()
+			t.Errorf("realtime %s: upgraded", bare)
+			continue
+		}
+		var b []byte
+		if resp != nil && resp.Body != nil {
+			b, _ = io.ReadAll(resp.Body)
+		}
+		if resp == nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "Invalid model name passed in model="+bare) {
+			t.Errorf("realtime %s: %v %s, want LiteLLM's 400", bare, resp, b)
+		}
+		chat, cb := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"`+bare+`","messages":[{"role":"user","content":"hi"}]}`)
+		if chat.StatusCode != http.StatusBadRequest {
+			t.Errorf("chat %s: %d %s, want 400 as the realtime route", bare, chat.StatusCode, cb)
+		}
+	}
+	if n := own.dialCount() + envUp.dialCount() - before; n != 0 {
+		t.Errorf("the refused bare names dialled %d sessions", n)
 	}
 }
