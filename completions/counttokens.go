@@ -42,7 +42,12 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 			msgs = append(msgs, providers.Message{Role: m.Role, Content: sm.Text()})
 		}
 	}
-	return promptTokens(primary[0].model, msgs, req), nil
+	model := primary[0].model
+	if _, ok := primary[0].p.(providers.BaseModeler); ok {
+		// An Azure OpenAI deployment counts in its base model's tokenizer, as it is priced.
+		model = providers.PriceModel(primary[0].p, model)
+	}
+	return promptTokens(model, msgs, req), nil
 }
 
 // EstimatePromptTokens counts the prompt tokens of req's messages and tool definitions in

@@ -167,6 +167,23 @@ model_list:
 			t.Errorf("%s: model_used %q, want prod-eu", model, got.ModelUsed)
 		}
 	}
+	// Anthropic's count_tokens counts on the group's deployment alike.
+	counted := map[string]int{}
+	for _, model := range []string{"my-azure", "bare-azure"} {
+		body, _ := json.Marshal(map[string]any{"model": model, "messages": []map[string]string{{"role": "user", "content": text}}})
+		resp, b := post(t, hs.URL+"/v1/messages/count_tokens", testKey, string(body))
+		var got struct {
+			InputTokens int `json:"input_tokens"`
+		}
+		json.Unmarshal(b, &got)
+		if resp.StatusCode != http.StatusOK || got.InputTokens == 0 {
+			t.Fatalf("count_tokens %s: %d %s", model, resp.StatusCode, b)
+		}
+		counted[model] = got.InputTokens
+	}
+	if d := counted["my-azure"] - counted["bare-azure"]; d != o200k-cl100k {
+		t.Errorf("count_tokens: my-azure %d, bare-azure %d: want them %d apart (the base model's tokenizer)", counted["my-azure"], counted["bare-azure"], o200k-cl100k)
+	}
 }
 
 // Under a LiteLLM config a key allowed a model group may call the group but not one of its
