@@ -222,6 +222,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		}
 	}
 	p.maxRetries = g.opts.DefaultMaxRetries
+	if scope.NumRetries != nil {
+		p.maxRetries = *scope.NumRetries
+	}
 	if req.MaxRetries != nil {
 		p.maxRetries = *req.MaxRetries
 	}
@@ -234,6 +237,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 // the checks of req alone that prepare makes before it reads or takes anything.
 func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []target, err error) {
 	req.userAgent, req.inheritedTags = scope.UserAgent, scope.InheritedTags
+	addScopeFallbacks(scope, req)
 	primary, fallback, err = g.validate(req)
 	if err != nil {
 		return nil, nil, err
@@ -1245,4 +1249,23 @@ func (g *Gateway) finish(ctx context.Context, p *plan, resp *Response) {
 		g.notSaved(ctx, p, resp, err)
 	}
 	g.observeResponse(ctx, p, false, resp, g.opts.Now().Sub(p.start))
+}
+
+// addScopeFallbacks appends to req.FallbackModels the scope's own fallbacks for the model
+// req names first (Scope.Fallbacks, else its "*" entry), leaving out names the request
+// already holds: admission may run twice for one request (admissible, then prepare), and
+// a fallback the caller named is tried where the caller put it.
+func addScopeFallbacks(scope Scope, req *Request) {
+	if len(scope.Fallbacks) == 0 || len(req.Models) == 0 {
+		return
+	}
+	fbs, ok := scope.Fallbacks[req.Models[0]]
+	if !ok {
+		fbs = scope.Fallbacks["*"]
+	}
+	for _, m := range fbs {
+		if !slices.Contains(req.Models, m) && !slices.Contains(req.FallbackModels, m) {
+			req.FallbackModels = append(req.FallbackModels, m)
+		}
+	}
 }

@@ -200,6 +200,16 @@ type Scope struct {
 	// before it starts): the server gives back the request's max_parallel_requests slots
 	// with it, so a background response holds them for its run as a request does.
 	BackgroundDone func()
+	// NumRetries, when set, is the retries per model of the scope's requests that do not
+	// set their own MaxRetries, in place of Options.DefaultMaxRetries (a virtual key's or
+	// its team's router_settings.num_retries, as LiteLLM applies a key's router settings
+	// per request).
+	NumRetries *int
+	// Fallbacks are the scope's own fallbacks by model name asked (a virtual key's or its
+	// team's router_settings.fallbacks; "*" for every model): a request naming one as its
+	// first model tries them after its own FallbackModels, each once (names already among
+	// the request's models are not added again).
+	Fallbacks map[string][]string
 }
 
 // conversationOwner is whom the conversations s starts belong to.
