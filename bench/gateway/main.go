@@ -41,7 +41,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -178,14 +177,6 @@ func (t target) call(c *http.Client) error {
 		return fmt.Errorf("%s: answer without a tool call: %s", t.name, b)
 	}
 	return nil
-}
-
-// cpuTime is the user+system CPU time the whole process (load generator, gateway and mock)
-// has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func pct(d []time.Duration, p float64) time.Duration {

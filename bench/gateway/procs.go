@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -59,8 +58,7 @@ func withCPUs(cpus string, argv ...string) *exec.Cmd {
 		argv = append([]string{"taskset", "-c", cpus}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	// Do not outlive the load generator if it is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	return cmd
 }
 

@@ -21,7 +21,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/fetch"
@@ -163,15 +162,6 @@ func firstProblems(path string, n int) ([]string, error) {
 		out = append(out, rec.Problem)
 	}
 	return out, sc.Err()
-}
-
-// cpuSeconds is the process's user+system CPU time so far.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func median(xs []float64) float64 {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -78,7 +77,7 @@ func (b *backupFlags) startBackups(ctx context.Context, d *boltstore.Driver, dat
 		snaps.Done = backupMetrics(reg)
 	}
 	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
+	notifyBackup(usr1) // not on Windows, which has no SIGUSR1
 	asked := make(chan struct{})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
@@ -160,8 +159,8 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	n, err := boltstore.BackupFile(ctx, src, dst, boltstore.Options{})
 	if errors.Is(err, store.ErrLocked) {
-		return fmt.Errorf("%s is in use by a running server, which writes its own backups (serve --backup-every, into %s): send it SIGUSR1 (kill -USR1 <pid>) for one now, or stop it first: %w",
-			src, filepath.Join(*data, "backups"), err)
+		return fmt.Errorf("%s is in use by a running server, which writes its own backups (serve --backup-every, into %s): %s: %w",
+			src, filepath.Join(*data, "backups"), backupNowHint, err)
 	}
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -63,9 +62,7 @@ func TestServeBackupsAndRestore(t *testing.T) {
 	if code := postJSON(t, base+"/key/generate", key, `{"key_alias":"kept"}`, &vk); code != 200 || vk.Key == "" {
 		t.Fatalf("/key/generate: %d %+v", code, vk)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
-		t.Fatal(err)
-	}
+	sendBackup(t)
 	snaps := waitBackups(t, dir, 2)
 	newest := snaps[len(snaps)-1]
 	var metrics string
@@ -86,7 +83,7 @@ func TestServeBackupsAndRestore(t *testing.T) {
 	}
 
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"backup", "--data", dir}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "SIGUSR1") {
+	if code := run(context.Background(), []string{"backup", "--data", dir}, &out, &errb); code != 1 || !strings.Contains(errb.String(), backupNowHint) {
 		t.Fatalf("backup of a running server's file: exit %d, %q", code, errb.String())
 	}
 	cancel()

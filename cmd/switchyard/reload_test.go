@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -193,9 +192,7 @@ func TestServeReloadRefusesDroppingAFallbacksProvider(t *testing.T) {
 func sighupAndWait(t *testing.T, stderr *syncBuffer, want string) string {
 	t.Helper()
 	from := len(stderr.String())
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	sendReload(t)
 	return waitLog(t, stderr, from, want)
 }
 

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -444,9 +443,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		return err
 	}
 	// SIGHUP reads --litellm-config, or --providers-config and --model-groups, again
-	// (reload.go), one at a time.
+	// (reload.go), one at a time. Not on Windows, which has no SIGHUP (signals_other.go).
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	notifyReload(hup)
 	defer signal.Stop(hup)
 	go func() {
 		for {

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -112,9 +111,7 @@ func TestServeTLS(t *testing.T) {
 
 	// Renewed: served after SIGHUP.
 	writeTestCert(t, certDir, 2)
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	sendReload(t)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if got, _ := served(); got.SerialNumber.Int64() == 2 {
 			break
@@ -127,9 +124,7 @@ func TestServeTLS(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(certDir, "key.pem"), []byte("not a key"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
+	sendReload(t)
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "the certificate in force is kept"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no log of the broken pair: %s", stderr.String())

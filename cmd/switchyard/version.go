@@ -53,11 +53,7 @@ func serveUsage(fs *flag.FlagSet) func() {
 	return func() {
 		fmt.Fprintln(fs.Output(), "usage: switchyard serve [flags]")
 		serveFlagsUsage(fs)
-		fmt.Fprintln(fs.Output(), "\nsignals:\n"+
-			"  SIGINT, SIGTERM         shut down (--shutdown-delay, then --shutdown-timeout for requests in flight)\n"+
-			"  SIGHUP                  read --litellm-config (or --providers-config and --model-groups) and\n"+
-			"                          --tls-cert/--tls-key again; what does not load is logged, the rest kept\n"+
-			"  SIGUSR1                 write a backup of the bbolt database now (--backup-dir)")
+		fmt.Fprintln(fs.Output(), "\nsignals:\n"+signalsUsage)
 	}
 }
 

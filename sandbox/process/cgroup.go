@@ -1,3 +1,5 @@
+//go:build linux
+
 package process
 
 import (
@@ -15,27 +17,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-)
-
-// How a run's memory and process count are bounded as a whole (see the package doc).
-const (
-	// LimitCgroupV2: a cgroup v2 per run (memory.max, memory.swap.max, pids.max).
-	LimitCgroupV2 = "cgroup v2"
-	// LimitCgroupV1: a cgroup per run in the v1 memory and pids hierarchies
-	// (memory.limit_in_bytes, pids.max).
-	LimitCgroupV1 = "cgroup v1"
-	// LimitOneProcess: no usable cgroup, so a run is one process: the system call filter
-	// refuses fork, vfork and clone without CLONE_THREAD, and RLIMIT_AS bounds the process.
-	LimitOneProcess = "one process per run"
-)
-
-// Values of Options.Cgroups.
-const (
-	// CgroupsAuto uses cgroup v2, else v1, where this process may create child groups with
-	// the memory and pids controllers, and one process per run otherwise.
-	CgroupsAuto = "auto"
-	// CgroupsOff never uses cgroups: one process per run.
-	CgroupsOff = "off"
 )
 
 // cgroupSet is where per-run groups are created: a v2 directory whose subtree has the

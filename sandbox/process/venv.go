@@ -1,3 +1,5 @@
+//go:build linux
+
 package process
 
 import (
@@ -24,9 +26,6 @@ import (
 
 // venvBuildTimeout bounds building one virtualenv.
 const venvBuildTimeout = 10 * time.Minute
-
-// DefaultMaxCachedVenvs is Options.MaxCachedVenvs's default.
-const DefaultMaxCachedVenvs = 64
 
 // venvIdle is how long a cached virtualenv must have gone unused before it may be removed:
 // longer than any run that started with it may last.

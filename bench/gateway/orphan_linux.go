@@ -1,0 +1,12 @@
+package main
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// dieWithParent makes the child die if the load generator is killed (Linux's parent-death
+// signal).
+func dieWithParent(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
