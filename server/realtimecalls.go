@@ -184,9 +184,10 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 }
 
 // watchRealtimeCall reads the call's sideband until the call ends, billing each
-// response.done's usage as it comes. The provider closing the sideband normally is the
-// call's end (nil); a sideband that breaks, or the server shutting down (rel stopped), hangs
-// the call up and returns why.
+// response.done's usage as it comes. The provider closing the sideband normally (1000) is
+// the call's end (nil); closing it going away (1001) or without a code hangs the call up
+// first, as it may go on; a sideband that breaks, or the server shutting down (rel
+// stopped), hangs the call up and returns why.
 func (s *Server) watchRealtimeCall(ctx context.Context, sess *completions.RealtimeSession, side *websocket.Conn, callID string, rel *realtimeRelay) error {
 	readCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -209,8 +210,16 @@ func (s *Server) watchRealtimeCall(ctx context.Context, sess *completions.Realti
 	select {
 	case err := <-ended:
 		var ce websocket.CloseError
-		if errors.As(err, &ce) && (ce.Code == websocket.StatusNormalClosure || ce.Code == websocket.StatusGoingAway || ce.Code == websocket.StatusNoStatusRcvd) {
+		if errors.As(err, &ce) && ce.Code == websocket.StatusNormalClosure {
 			side.CloseNow()
+			return nil
+		}
+		if errors.As(err, &ce) && (ce.Code == websocket.StatusGoingAway || ce.Code == websocket.StatusNoStatusRcvd) {
+			// A server going away (a restart) or closing without a code has not said the
+			// call is over: it may go on unwatched, so it is hung up (a call already over
+			// answers 404, which hangUp takes quietly); the call itself ended cleanly.
+			side.CloseNow()
+			s.hangUp(ctx, sess, callID)
 			return nil
 		}
 		why = fmt.Errorf("the call's sideband broke: %w", err)

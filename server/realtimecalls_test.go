@@ -31,6 +31,7 @@ type scriptedCalls struct {
 	hungUp         []string
 	sides          map[string]chan struct{}
 	refuseSideband bool
+	closeCode      websocket.StatusCode // how the sideband closes when its call ends (0: 1000)
 	n              int
 }
 
@@ -82,7 +83,13 @@ func (u *scriptedCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx := context.Background()
 		c.Write(ctx, websocket.MessageText, []byte(`{"type":"response.done","event_id":"ev_9","response":{"id":"resp_1","status":"completed","usage":`+realtimeDoneUsage+`}}`))
 		<-done
-		c.Close(websocket.StatusNormalClosure, "call ended")
+		u.mu.Lock()
+		code := u.closeCode
+		u.mu.Unlock()
+		if code == 0 {
+			code = websocket.StatusNormalClosure
+		}
+		c.Close(code, "call ended")
 	default:
 		http.NotFound(w, r)
 	}
@@ -226,5 +233,27 @@ func TestRealtimeCallRefusals(t *testing.T) {
 	}
 	if h := up.hangUps(); len(h) != 1 {
 		t.Errorf("hang-ups %v, want the unwatchable call hung up", h)
+	}
+}
+
+// TestRealtimeCallSidebandGoingAway: a sideband the provider closes going away (1001, a
+// restart) or without a code has not said the call is over, so the call is hung up rather
+// than left to run unwatched and unbilled; one closed normally (1000) is not.
+func TestRealtimeCallSidebandGoingAway(t *testing.T) {
+	hs, s, up := callsServer(t)
+	vk := issue(t, s, `{"name":"voice","models":["openai/gpt-realtime"]}`)
+	up.mu.Lock()
+	up.closeCode = websocket.StatusGoingAway
+	up.mu.Unlock()
+	if resp, body := placeCall(t, hs, vk.Key, "model=gpt-realtime", "v=0", ""); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("call: %d %s", resp.StatusCode, body)
+	}
+	up.end("rtc_1") // the sideband goes away
+	recs := realtimeRecords(t, s, vk.Key, 1)
+	if h := up.hangUps(); len(h) != 1 || h[0] != "rtc_1" {
+		t.Errorf("hang-ups %v, want rtc_1: a sideband gone away leaves the call unwatched", h)
+	}
+	if recs[0].Outcome != "ok" {
+		t.Errorf("the call's record %+v, want ok", recs[0])
 	}
 }
