@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -44,6 +46,11 @@ func (s *Server) realtimeCallRoutes(g *completions.Gateway) {
 		g, completions.OperationRealtime, func(w http.ResponseWriter, r *http.Request) error {
 			return s.handleRealtimeCall(g, w, r)
 		})
+	s.Handle(Route{Method: "POST", Path: realtimeHangUpPattern[len("POST "):],
+		Summary: "OpenAI-compatible hang-up of a realtime call this server watches (placed through POST /v1/realtime/calls with the same key or a client secret of it): the call is ended at the provider and recorded",
+		Tags:    []string{"Completions"}, ScopedKeys: true, VirtualKeys: true,
+		Errors: map[int]string{404: "no call of that id placed by this key is being watched by this server"}},
+		s.handleRealtimeHangUp)
 }
 
 // realtimeCallForm documents the multipart form of POST /v1/realtime/calls.
@@ -167,9 +174,11 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	}
 	side.SetReadLimit(maxRealtimeMessage)
 	release := keepParallelSlot(r)
+	s.realtimeCalls.add(callID, watchedCall{caller: callerOf(r), rel: rel})
 	go func() {
 		defer release()
 		defer s.realtime.remove(rel)
+		defer s.realtimeCalls.remove(callID)
 		err := s.watchRealtimeCall(endCtx, sess, side, callID, rel)
 		sess.End(endCtx, err)
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -230,7 +239,74 @@ func (s *Server) watchRealtimeCall(ctx context.Context, sess *completions.Realti
 	side.Close(websocket.StatusGoingAway, "the gateway stopped watching the call")
 	cancel()
 	<-ended
+	if errors.Is(why, errCallerHungUp) {
+		return nil // the caller ended it: a clean end
+	}
 	return why
+}
+
+// realtimeHangUpPattern is the hang-up route's pattern: it takes no max_parallel_requests
+// slot (the call it ends holds one).
+const realtimeHangUpPattern = "POST " + realtimePath + "/calls/{call_id}/hangup"
+
+// errCallerHungUp is why a call ends when its caller hangs it up through the gateway.
+var errCallerHungUp = errors.New("the caller hung up the call")
+
+// watchedCall is a realtime call this server watches: who placed it and its relay.
+type watchedCall struct {
+	caller string // the Credential of the key that placed it (a client secret's minting key's)
+	rel    *realtimeRelay
+}
+
+// watchedCalls are the calls a server watches, by call id.
+type watchedCalls struct {
+	mu    sync.Mutex
+	calls map[string]watchedCall
+}
+
+func (wc *watchedCalls) add(id string, c watchedCall) {
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	if wc.calls == nil {
+		wc.calls = map[string]watchedCall{}
+	}
+	wc.calls[id] = c
+}
+
+func (wc *watchedCalls) remove(id string) {
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	delete(wc.calls, id)
+}
+
+func (wc *watchedCalls) get(id string) (watchedCall, bool) {
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	c, ok := wc.calls[id]
+	return c, ok
+}
+
+// callerOf is who placed a call with r: the key's Credential, or a client secret's minting
+// key's.
+func callerOf(r *http.Request) string {
+	if sec := realtimeSecretOf(r); sec != nil {
+		return sec.Credential
+	}
+	return Credential(r)
+}
+
+// handleRealtimeHangUp ends a call this server watches at its caller's request (OpenAI's
+// POST /v1/realtime/calls/{call_id}/hangup): only the key that placed it (or a client secret
+// of that key) may; any other call id is a 404, revealing nothing.
+func (s *Server) handleRealtimeHangUp(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("call_id")
+	c, ok := s.realtimeCalls.get(id)
+	if !ok || subtle.ConstantTimeCompare([]byte(c.caller), []byte(callerOf(r))) != 1 {
+		return s.openAIError(w, r, Errorf(http.StatusNotFound, KindNotFound, "no call %s of this key is being watched here", id))
+	}
+	c.rel.stop(errCallerHungUp)
+	w.WriteHeader(http.StatusOK)
+	return nil
 }
 
 // hangUp ends the call callID at its provider, logging a failure.

@@ -257,3 +257,52 @@ func TestRealtimeCallSidebandGoingAway(t *testing.T) {
 		t.Errorf("the call's record %+v, want ok", recs[0])
 	}
 }
+
+// TestRealtimeCallHangUp: the key that placed a call (here through its client secret) hangs
+// it up through the gateway (OpenAI's POST /v1/realtime/calls/{id}/hangup): the call is
+// ended at the provider and recorded ok; the hang-up takes no max_parallel_requests slot
+// (the call holds the key's only one); another key, or an unknown call, gets a 404.
+func TestRealtimeCallHangUp(t *testing.T) {
+	hs, s, up := callsServer(t)
+	vk := issue(t, s, `{"name":"voice","models":["openai/gpt-realtime"],"max_parallel_requests":1}`)
+	other := issue(t, s, `{"name":"other","models":["openai/gpt-realtime"]}`)
+	sec, r := mintSecret(t, s, vk.Key, `{"session":{"type":"realtime","model":"gpt-realtime"}}`)
+	if r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	resp, body := placeCall(t, hs, sec.Value, "", "v=0 offer", "")
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("call: %d %s", resp.StatusCode, body)
+	}
+	hangUp := func(key, id string) int {
+		req, _ := http.NewRequest("POST", hs.URL+"/v1/realtime/calls/"+id+"/hangup", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := hangUp(other.Key, "rtc_1"); st != http.StatusNotFound {
+		t.Errorf("another key's hang-up: %d, want 404", st)
+	}
+	if st := hangUp(vk.Key, "rtc_9"); st != http.StatusNotFound {
+		t.Errorf("an unknown call: %d, want 404", st)
+	}
+	if n := len(up.hangUps()); n != 0 {
+		t.Fatalf("%d hang-ups reached the provider, want none yet", n)
+	}
+	if st := hangUp(sec.Value, "rtc_1"); st != http.StatusOK {
+		t.Fatalf("the caller's hang-up (with its secret): %d, want 200", st)
+	}
+	waitFor(t, func() bool { return len(up.hangUps()) == 1 })
+	recs := realtimeRecords(t, s, vk.Key, 1)
+	if recs[0].Outcome != "ok" {
+		t.Errorf("the hung-up call's record %+v, want ok", recs[0])
+	}
+	// The key's slot is back: another call goes through.
+	if resp, body := placeCall(t, hs, vk.Key, "model=gpt-realtime", "v=0", ""); resp.StatusCode != http.StatusCreated {
+		t.Errorf("a call after the hang-up: %d %s", resp.StatusCode, body)
+	}
+}

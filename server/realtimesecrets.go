@@ -271,7 +271,7 @@ func (s *Server) realtimeSecretPrincipal(r *http.Request, secret string) (Princi
 		return Principal{}, fmt.Errorf("auth: reading client secrets: %w: %w", ErrKeyStoreUnavailable, err)
 	case time.Now().After(rec.ExpiresAt):
 		return Principal{}, &realtimeSecretError{fmt.Sprintf("the client secret expired at %s: mint another with POST /v1/realtime/client_secrets", rec.ExpiresAt.Format(time.RFC3339))}
-	case !isRealtimePath(r.URL.Path) && !(r.Method == http.MethodPost && r.URL.Path == realtimePath+"/calls"):
+	case !isRealtimePath(r.URL.Path) && !(r.Method == http.MethodPost && (r.URL.Path == realtimePath+"/calls" || isHangUpPath(r.URL.Path))):
 		return Principal{}, &realtimeSecretError{"a client secret (ek_…) opens realtime sessions (GET /v1/realtime, POST /v1/realtime/calls) only"}
 	}
 	info, ok := ctx.Value(requestInfoKey{}).(*requestInfo)
@@ -287,6 +287,13 @@ func (s *Server) realtimeSecretPrincipal(r *http.Request, secret string) (Princi
 	}
 	info.realtimeSecret = &rec
 	return p, nil
+}
+
+// isHangUpPath reports whether path is a realtime call's hang-up (/v1/realtime/calls/{id}/hangup).
+func isHangUpPath(path string) bool {
+	id, ok := strings.CutPrefix(path, realtimePath+"/calls/")
+	id, ok2 := strings.CutSuffix(id, "/hangup")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
 }
 
 // realtimeSecretOf is the client secret r was authenticated with, or nil.

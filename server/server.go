@@ -169,6 +169,9 @@ type Server struct {
 	realtime realtimeSessions
 	// realtimeSweep paces the deletion of expired realtime client secrets.
 	realtimeSweep realtimeSecretSweep
+	// realtimeCalls are the realtime calls this server watches, by call id, for their
+	// callers' hang-ups.
+	realtimeCalls watchedCalls
 	handler       http.Handler
 
 	openapiOnce sync.Once
@@ -522,7 +525,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		} else {
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 		}
-		if virtual && (r.Method == http.MethodPost || pattern == "GET "+realtimePath) {
+		if virtual && (r.Method == http.MethodPost && pattern != realtimeHangUpPattern || pattern == "GET "+realtimePath) {
 			// Held until the handler returns: a stream to its end, a realtime session for
 			// its life. Taken before the rate, so a refused request uses none of it.
 			release, ae := s.takeParallel(w, vk)
