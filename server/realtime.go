@@ -200,7 +200,7 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	}
 	secret := realtimeSecretOf(r)
 	if secret != nil {
-		if model != "" && model != secret.Model {
+		if model != "" && !sameRealtimeModel(g, model, secret.Model) {
 			ae := Errorf(http.StatusBadRequest, KindBadRequest, "this client secret opens sessions of %s, not %s", secret.Model, model)
 			ae.Param = "model"
 			return s.openAIError(w, r, ae)
@@ -266,6 +266,17 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 		s.log.WarnContext(ctx, "realtime session ended abnormally", "model", sess.Model(), "err", err)
 	}
 	return nil
+}
+
+// sameRealtimeModel reports whether a and b name the same realtime model: equal, or
+// resolving to the same "provider/model" (gpt-realtime and openai/gpt-realtime).
+func sameRealtimeModel(g *completions.Gateway, a, b string) bool {
+	if a == b {
+		return true
+	}
+	ra, okA := g.ResolveRealtimeModel(a)
+	rb, okB := g.ResolveRealtimeModel(b)
+	return okA && okB && ra == rb
 }
 
 // admitRealtime admits a realtime session (or call) of r with model, received at received:

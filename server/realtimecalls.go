@@ -96,7 +96,7 @@ func realtimeCallOffer(r *http.Request) (string, json.RawMessage, error) {
 // callSession is the session configuration of a call: the client secret's (if any) with the
 // request's fields over it, and its model (the secret's, else the request session's model,
 // else ?model=), checked.
-func callSession(r *http.Request, secret *realtimeSecretRecord, given json.RawMessage) (string, json.RawMessage, error) {
+func callSession(g *completions.Gateway, r *http.Request, secret *realtimeSecretRecord, given json.RawMessage) (string, json.RawMessage, error) {
 	fields := map[string]json.RawMessage{}
 	if secret != nil && secret.Session != nil {
 		json.Unmarshal(secret.Session, &fields)
@@ -124,7 +124,7 @@ func callSession(r *http.Request, secret *realtimeSecretRecord, given json.RawMe
 		fields[k] = v
 	}
 	if secret != nil {
-		if model != "" && model != secret.Model {
+		if model != "" && !sameRealtimeModel(g, model, secret.Model) {
 			return "", nil, paramError("model", "this client secret opens sessions of %s, not %s", secret.Model, model)
 		}
 		model = secret.Model
@@ -148,7 +148,7 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
-	model, session, err := callSession(r, realtimeSecretOf(r), given)
+	model, session, err := callSession(g, r, realtimeSecretOf(r), given)
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}

@@ -82,6 +82,13 @@ func TestRealtimeClientSecret(t *testing.T) {
 	if _, resp, err := dialRealtime(t, hs, "model=gpt-realtime-mini", http.Header{"Authorization": {"Bearer " + sec.Value}}); err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("the secret with another model: %v %v, want 400", err, resp)
 	}
+	// Its model by another name of it (as SDKs put the model in the URL): accepted.
+	c2, resp, err := dialRealtime(t, hs, "model=openai/gpt-realtime", http.Header{"Authorization": {"Bearer " + sec.Value}})
+	if err != nil {
+		t.Fatalf("the secret with openai/gpt-realtime: %v (%v)", err, resp)
+	}
+	c2.Close(websocket.StatusNormalClosure, "")
+	realtimeRecords(t, s, vk.Key, 2)
 	// The upstream refusing the configuration: a 400 before the upgrade.
 	bad, r := mintSecret(t, s, vk.Key, `{"session":{"type":"realtime","model":"gpt-realtime","instructions":"refuse me"}}`)
 	if r.status != http.StatusOK {
