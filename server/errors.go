@@ -67,6 +67,13 @@ func Validation(status int, format string, args ...any) *APIError {
 	return Errorf(status, kind, format, args...)
 }
 
+// paramError is a 400 about field, named in the answer's param.
+func paramError(field, format string, args ...any) *APIError {
+	e := Validation(http.StatusBadRequest, format, args...)
+	e.Param = field
+	return e
+}
+
 // NotFound builds a 404.
 func NotFound(format string, args ...any) *APIError {
 	return Errorf(http.StatusNotFound, KindNotFound, format, args...)

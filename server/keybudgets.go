@@ -146,5 +146,5 @@ func budgetInUse(id string, customers []string, more bool, keys []string) *APIEr
 		of = append(of, fmt.Sprintf("%d %s (%s)", n, noun, named))
 		how = append(how, fmt.Sprintf("give %s another budget_id or budget_id null (/key/update) or delete %s (/key/delete)", them, them))
 	}
-	return litellmInvalid("id", "id: budget %q is the budget of %s: %s first", id, strings.Join(of, " and of "), strings.Join(how, "; "))
+	return paramError("id", "id: budget %q is the budget of %s: %s first", id, strings.Join(of, " and of "), strings.Join(how, "; "))
 }

@@ -176,13 +176,13 @@ type litellmModelBudgetUsage struct {
 func litellmModelMaxBudget(raw json.RawMessage) (json.RawMessage, error) {
 	var entries map[string]json.RawMessage
 	if json.Unmarshal(raw, &entries) != nil || entries == nil {
-		return nil, litellmInvalid("model_max_budget", "model_max_budget: must be an object of models, each {\"budget_limit\": USD, \"time_period\": \"30d\"}, got %s", raw)
+		return nil, paramError("model_max_budget", "model_max_budget: must be an object of models, each {\"budget_limit\": USD, \"time_period\": \"30d\"}, got %s", raw)
 	}
 	out := map[string]keyModelBudget{}
 	for _, m := range sortedKeys(entries) {
 		e := entries[m]
 		bad := func(format string, args ...any) error {
-			return litellmInvalid("model_max_budget", "model_max_budget[%q]: "+format, append([]any{m}, args...)...)
+			return paramError("model_max_budget", "model_max_budget[%q]: "+format, append([]any{m}, args...)...)
 		}
 		if isJSONNull(e) {
 			continue
@@ -249,7 +249,7 @@ func litellmModelMaxBudget(raw json.RawMessage) (json.RawMessage, error) {
 func litellmModelRates(field string, raw json.RawMessage) (json.RawMessage, error) {
 	var entries map[string]json.RawMessage
 	if json.Unmarshal(raw, &entries) != nil || entries == nil {
-		return nil, litellmInvalid(field, "%s: must be an object of models, each a whole number per minute ({\"gpt-4o\": 10}), got %s", field, raw)
+		return nil, paramError(field, "%s: must be an object of models, each a whole number per minute ({\"gpt-4o\": 10}), got %s", field, raw)
 	}
 	out := map[string]int64{}
 	for _, m := range sortedKeys(entries) {
@@ -258,10 +258,10 @@ func litellmModelRates(field string, raw json.RawMessage) (json.RawMessage, erro
 		}
 		var n int64
 		if json.Unmarshal(entries[m], &n) != nil {
-			return nil, litellmInvalid(field, "%s[%q]: must be a whole number per minute, got %s", field, m, entries[m])
+			return nil, paramError(field, "%s[%q]: must be a whole number per minute, got %s", field, m, entries[m])
 		}
 		if n < 0 {
-			return nil, litellmInvalid(field, "%s[%q]: must be at least 0 (0 refuses every request for the model), got %d", field, m, n)
+			return nil, paramError(field, "%s[%q]: must be at least 0 (0 refuses every request for the model), got %d", field, m, n)
 		}
 		out[m] = n
 	}

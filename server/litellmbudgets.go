@@ -160,7 +160,7 @@ func (s *Server) litellmBudgetRoutes(g *completions.Gateway) {
 			b := litellmBudgetRecord{Owner: owner(r), CreatedAt: now, CreatedBy: owner(r), UpdatedAt: now, UpdatedBy: owner(r)}
 			if raw, ok := fields["budget_id"]; ok && !isJSONNull(raw) {
 				if json.Unmarshal(raw, &b.BudgetID) != nil {
-					return litellmInvalid("budget_id", "budget_id: must be a string, got %s", raw)
+					return paramError("budget_id", "budget_id: must be a string, got %s", raw)
 				}
 			}
 			delete(fields, "budget_id")
@@ -189,7 +189,7 @@ func (s *Server) litellmBudgetRoutes(g *completions.Gateway) {
 			}
 			var id string
 			if raw, ok := fields["budget_id"]; !ok || json.Unmarshal(raw, &id) != nil || id == "" {
-				return litellmInvalid("budget_id", "budget_id: required, a string: the budget to change")
+				return paramError("budget_id", "budget_id: required, a string: the budget to change")
 			}
 			delete(fields, "budget_id")
 			b, err := s.updateLiteLLMBudget(r.Context(), g, owner(r), id, fields)
@@ -208,10 +208,10 @@ func (s *Server) litellmBudgetRoutes(g *completions.Gateway) {
 				return err
 			}
 			if len(req.Budgets) == 0 {
-				return litellmInvalid("budgets", "budgets: give the ids of the budgets, e.g. {\"budgets\": [\"my-budget\"]}")
+				return paramError("budgets", "budgets: give the ids of the budgets, e.g. {\"budgets\": [\"my-budget\"]}")
 			}
 			if len(req.Budgets) > maxLiteLLMBudgetsAtOnce {
-				return litellmInvalid("budgets", "budgets: at most %d ids at once, got %d", maxLiteLLMBudgetsAtOnce, len(req.Budgets))
+				return paramError("budgets", "budgets: at most %d ids at once, got %d", maxLiteLLMBudgetsAtOnce, len(req.Budgets))
 			}
 			out := make([]litellmBudget, 0, len(req.Budgets))
 			var missing []string
@@ -258,7 +258,7 @@ func (s *Server) litellmBudgetRoutes(g *completions.Gateway) {
 				return err
 			}
 			if req.ID == "" {
-				return litellmInvalid("id", "id: required: the budget to delete")
+				return paramError("id", "id: required: the budget to delete")
 			}
 			b, err := s.deleteLiteLLMBudget(r.Context(), owner(r), req.ID)
 			if err != nil {
@@ -273,7 +273,7 @@ func (s *Server) litellmBudgetRoutes(g *completions.Gateway) {
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.URL.Query().Get("budget_id")
 			if id == "" {
-				return litellmInvalid("budget_id", "budget_id: required: GET /budget/settings?budget_id=…")
+				return paramError("budget_id", "budget_id: required: GET /budget/settings?budget_id=…")
 			}
 			b, err := s.litellmBudgetOf(r.Context(), s.cfg.Store, owner(r), id)
 			if err != nil {
@@ -292,11 +292,11 @@ func isJSONNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(r
 func checkLiteLLMBudgetID(field, id string) error {
 	switch {
 	case id == "":
-		return litellmInvalid(field, "%s: required: the budget's id", field)
+		return paramError(field, "%s: required: the budget's id", field)
 	case len(id) > maxLiteLLMBudgetIDLength:
-		return litellmInvalid(field, "%s: at most %d characters, got %d", field, maxLiteLLMBudgetIDLength, len(id))
+		return paramError(field, "%s: at most %d characters, got %d", field, maxLiteLLMBudgetIDLength, len(id))
 	case !utf8.ValidString(id) || strings.IndexFunc(id, unicode.IsControl) >= 0:
-		return litellmInvalid(field, "%s: must be text without control characters, got %q", field, id)
+		return paramError(field, "%s: must be text without control characters, got %q", field, id)
 	}
 	return nil
 }
@@ -318,14 +318,14 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 		case "max_budget", "soft_budget":
 			var v float64
 			if !null && json.Unmarshal(raw, &v) != nil {
-				return litellmInvalid(name, "%s: must be a number or null, got %s", name, raw)
+				return paramError(name, "%s: must be a number or null, got %s", name, raw)
 			}
 			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-				return litellmInvalid(name, "%s: must be a non-negative finite number, got %v", name, v)
+				return paramError(name, "%s: must be a non-negative finite number, got %v", name, v)
 			}
 			if name == "max_budget" {
 				if !null && v == 0 {
-					return litellmInvalid(name, "max_budget: 0 would be a budget of nothing, which a shared budget cannot be here: give more than 0, or null for no bound (/customer/block blocks an end user)")
+					return paramError(name, "max_budget: 0 would be a budget of nothing, which a shared budget cannot be here: give more than 0, or null for no bound (/customer/block blocks an end user)")
 				}
 				b.MaxBudgetUSD = v
 			} else {
@@ -334,19 +334,19 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 		case "tpm_limit":
 			var v int64
 			if !null && json.Unmarshal(raw, &v) != nil {
-				return litellmInvalid(name, "tpm_limit: must be a whole number or null, got %s", raw)
+				return paramError(name, "tpm_limit: must be a whole number or null, got %s", raw)
 			}
 			if v < 0 {
-				return litellmInvalid(name, "tpm_limit: must be at least 0, got %d", v)
+				return paramError(name, "tpm_limit: must be at least 0, got %d", v)
 			}
 			b.TokensPerMinute = v
 		case "rpm_limit":
 			var v int
 			if !null && json.Unmarshal(raw, &v) != nil {
-				return litellmInvalid(name, "rpm_limit: must be a whole number or null, got %s", raw)
+				return paramError(name, "rpm_limit: must be a whole number or null, got %s", raw)
 			}
 			if v < 0 || v > 1_000_000 {
-				return litellmInvalid(name, "rpm_limit: must be between 0 and 1000000 (0 or null for no bound), got %d", v)
+				return paramError(name, "rpm_limit: must be between 0 and 1000000 (0 or null for no bound), got %d", v)
 			}
 			b.RequestsPerMinute = v
 		case "model_max_budget":
@@ -363,7 +363,7 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 				return fmt.Errorf("server: model_max_budget: %w", err)
 			}
 			if _, err := checkKeyModelLimits(g, keyRequest{ModelMaxBudget: m}, g != nil); err != nil {
-				return litellmInvalid(name, "%s", userMessage(err))
+				return paramError(name, "%s", userMessage(err))
 			}
 			if len(m) > 0 {
 				b.ModelMaxBudget = m
@@ -371,16 +371,16 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 		case "max_parallel_requests":
 			var v int
 			if !null && json.Unmarshal(raw, &v) != nil {
-				return litellmInvalid(name, "max_parallel_requests: must be a whole number or null, got %s", raw)
+				return paramError(name, "max_parallel_requests: must be a whole number or null, got %s", raw)
 			}
 			if !null && (v < 1 || v > maxParallelBound) {
-				return litellmInvalid(name, "max_parallel_requests: must be between 1 and %d (null for no bound), got %d", maxParallelBound, v)
+				return paramError(name, "max_parallel_requests: must be between 1 and %d (null for no bound), got %d", maxParallelBound, v)
 			}
 			b.MaxParallelRequests = v
 		case "budget_duration":
 			var v string
 			if !null && json.Unmarshal(raw, &v) != nil {
-				return litellmInvalid(name, "budget_duration: must be a string such as \"30d\" or null, got %s", raw)
+				return paramError(name, "budget_duration: must be a string such as \"30d\" or null, got %s", raw)
 			}
 			b.BudgetDuration = v
 		default:
@@ -388,9 +388,9 @@ func applyLiteLLMBudgetFields(b *litellmBudgetRecord, fields map[string]json.Raw
 				continue // created_at null, model_max_budget {}, rpm_limit 0, …: LiteLLM's clients' defaults
 			}
 			if why, ok := litellmBudgetUnsupported[name]; ok {
-				return litellmInvalid(name, "%s: not supported: %s", name, why)
+				return paramError(name, "%s: not supported: %s", name, why)
 			}
-			return litellmInvalid(name, "%s: a budget has no %s (its fields: budget_id, max_budget, soft_budget, budget_duration, tpm_limit, rpm_limit, max_parallel_requests, model_max_budget)", name, name)
+			return paramError(name, "%s: a budget has no %s (its fields: budget_id, max_budget, soft_budget, budget_duration, tpm_limit, rpm_limit, max_parallel_requests, model_max_budget)", name, name)
 		}
 	}
 	_, err := checkKeyRequest(nil, keyRequest{MaxBudgetUSD: b.MaxBudgetUSD, SoftBudgetUSD: b.SoftBudgetUSD,
@@ -499,7 +499,7 @@ func (s *Server) litellmBudgets(ctx context.Context, owner string) ([]litellmBud
 func (s *Server) createLiteLLMBudget(ctx context.Context, b litellmBudgetRecord) error {
 	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.Get(ctx, store.LiteLLMBudgets, b.Owner+"/"+b.BudgetID); err == nil {
-			return litellmInvalid("budget_id", "Budget with id '%s' already exists.", b.BudgetID)
+			return paramError("budget_id", "Budget with id '%s' already exists.", b.BudgetID)
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -508,7 +508,7 @@ func (s *Server) createLiteLLMBudget(ctx context.Context, b litellmBudgetRecord)
 			return err
 		}
 		if len(have) >= maxLiteLLMBudgetsPerOwner {
-			return litellmInvalid("budget_id", "budget_id: this key has %d budgets, the most it may have: delete one first", len(have))
+			return paramError("budget_id", "budget_id: this key has %d budgets, the most it may have: delete one first", len(have))
 		}
 		return store.PutJSON(ctx, tx, store.LiteLLMBudgets, b.Owner+"/"+b.BudgetID, b)
 	})
@@ -598,7 +598,7 @@ func (s *Server) deleteLiteLLMBudget(ctx context.Context, owner, id string) (*li
 			for i, o := range os {
 				named[i] = o.OrganizationID
 			}
-			return litellmInvalid("id", "id: budget %q is the budget of organizations %s: give them another budget_id or budget_id null (/organization/update) or delete them (/organization/delete) first", id, pythonList(named))
+			return paramError("id", "id: budget %q is the budget of organizations %s: give them another budget_id or budget_id null (/organization/update) or delete them (/organization/delete) first", id, pythonList(named))
 		}
 		if len(recs) > 0 || len(keyRecs) > 0 {
 			users := make([]string, len(recs))
@@ -857,9 +857,9 @@ func endUserCannotTake(b litellmBudgetRecord, field, endUser string) error {
 	}
 	if field == "budget_id" && endUser != "" {
 		field = held[0] // a /budget/update adding it to a budget end users name
-		return litellmInvalid(field, "%s: budget %q is the budget of end users (%q among them), whose accounts hold no %s here: give them another budget_id (/customer/update) or keep it off this budget", field, b.BudgetID, endUser, strings.Join(held, " or "))
+		return paramError(field, "%s: budget %q is the budget of end users (%q among them), whose accounts hold no %s here: give them another budget_id (/customer/update) or keep it off this budget", field, b.BudgetID, endUser, strings.Join(held, " or "))
 	}
-	return litellmInvalid(field, "%s: budget %q has %s, which an end user's account does not hold here (keys and organizations take them): give the end user a budget without it", field, b.BudgetID, strings.Join(held, " and "))
+	return paramError(field, "%s: budget %q has %s, which an end user's account does not hold here (keys and organizations take them): give the end user a budget without it", field, b.BudgetID, strings.Join(held, " and "))
 }
 
 // takeBudget sets to's fields to those of owner's budget id, read through tx ("": to

@@ -144,12 +144,12 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				}
 				req.budgetBlock, req.fields = req.Blocked && litellmZeroBudget(fields), bodyFields(body)
 				if req.EndUserID == "" {
-					return litellmInvalid("user_id", "user_id: required: the id the app gives the end user")
+					return paramError("user_id", "user_id: required: the id the app gives the end user")
 				}
 				e, err := s.createEndUser(r.Context(), g, owner(r), req, "user_id")
 				var ae *APIError
 				if asAPIError(err, &ae) && ae.Status == http.StatusConflict {
-					return litellmInvalid("user_id", "Customer already exists, passed user_id=%s. Please pass a new user_id.", req.EndUserID)
+					return paramError("user_id", "Customer already exists, passed user_id=%s. Please pass a new user_id.", req.EndUserID)
 				}
 				if err != nil {
 					return litellmCustomerNames(err)
@@ -163,7 +163,7 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 			func(w http.ResponseWriter, r *http.Request) error {
 				id := r.URL.Query().Get("end_user_id")
 				if id == "" {
-					return litellmInvalid("end_user_id", "end_user_id: required: GET %s/info?end_user_id=…", prefix)
+					return paramError("end_user_id", "end_user_id: required: GET %s/info?end_user_id=…", prefix)
 				}
 				e, err := s.endUserInfo(r.Context(), owner(r), id)
 				if err != nil {
@@ -188,7 +188,7 @@ func (s *Server) litellmCustomerRoutes(g *completions.Gateway) {
 				}
 				var id string
 				if raw, ok := fields["user_id"]; !ok || json.Unmarshal(raw, &id) != nil || id == "" {
-					return litellmInvalid("user_id", "user_id: required, a string: the end user to change")
+					return paramError("user_id", "user_id: required, a string: the end user to change")
 				}
 				delete(fields, "user_id")
 				body, err := litellmCustomerFields(fields, true)
@@ -333,10 +333,10 @@ func litellmCustomerIDsOf(r *http.Request) ([]string, error) {
 		return nil, err
 	}
 	if len(req.UserIDs) == 0 {
-		return nil, litellmInvalid("user_ids", "user_ids: give the ids of the end users")
+		return nil, paramError("user_ids", "user_ids: give the ids of the end users")
 	}
 	if len(req.UserIDs) > maxEndUsersAtOnce {
-		return nil, litellmInvalid("user_ids", "user_ids: at most %d end users at once, got %d", maxEndUsersAtOnce, len(req.UserIDs))
+		return nil, paramError("user_ids", "user_ids: at most %d end users at once, got %d", maxEndUsersAtOnce, len(req.UserIDs))
 	}
 	out := make([]string, 0, len(req.UserIDs))
 	for _, id := range req.UserIDs {
@@ -368,7 +368,7 @@ func litellmCustomerFields(fields map[string]json.RawMessage, update bool) (json
 		case to == "" && (isNull || emptyJSON(raw) || bytes.Equal(bytes.TrimSpace(raw), []byte("false"))):
 			// budget_id null, object_permission {}, spend 0, …: LiteLLM's clients' defaults.
 		case to == "":
-			return nil, litellmInvalid(name, "%s: Switchyard's end users have no %s (an end user is a budget, block and model list for the requests naming it)", name, name)
+			return nil, paramError(name, "%s: Switchyard's end users have no %s (an end user is a budget, block and model list for the requests naming it)", name, name)
 		case isNull:
 		case update && (emptyJSON(raw) || bytes.Equal(bytes.TrimSpace(raw), []byte("false"))):
 			// LiteLLM's /customer/update ignores its fields' defaults.

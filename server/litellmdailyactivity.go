@@ -551,7 +551,7 @@ func readDailyActivityQuery(v url.Values, rt dailyActivityRoute, params []QueryP
 			continue
 		}
 		if why, ok := rt.refused[name]; ok {
-			return q, litellmInvalid(name, "%s: %s", name, why)
+			return q, paramError(name, "%s: %s", name, why)
 		}
 		if !slices.ContainsFunc(params, func(p QueryParam) bool { return p.Name == name }) {
 			unknown = append(unknown, name)
@@ -565,7 +565,7 @@ func readDailyActivityQuery(v url.Values, rt dailyActivityRoute, params []QueryP
 				names = append(names, p.Name)
 			}
 		}
-		return q, litellmInvalid(unknown[0], "unknown query parameter %s: %s takes %s", strings.Join(unknown, ", "), rt.path, strings.Join(names, ", "))
+		return q, paramError(unknown[0], "unknown query parameter %s: %s takes %s", strings.Join(unknown, ", "), rt.path, strings.Join(names, ", "))
 	}
 	start, end := v.Get("start_date"), v.Get("end_date")
 	if start == "" || end == "" {
@@ -573,34 +573,34 @@ func readDailyActivityQuery(v url.Values, rt dailyActivityRoute, params []QueryP
 		if start != "" {
 			param = "end_date"
 		}
-		return q, litellmInvalid(param, "Please provide start_date and end_date (YYYY-MM-DD)")
+		return q, paramError(param, "Please provide start_date and end_date (YYYY-MM-DD)")
 	}
 	var err error
 	if q.from, err = time.Parse(time.DateOnly, start); err != nil {
-		return q, litellmInvalid("start_date", "start_date: Invalid date format, expected YYYY-MM-DD, got %q", start)
+		return q, paramError("start_date", "start_date: Invalid date format, expected YYYY-MM-DD, got %q", start)
 	}
 	if q.to, err = time.Parse(time.DateOnly, end); err != nil {
-		return q, litellmInvalid("end_date", "end_date: Invalid date format, expected YYYY-MM-DD, got %q", end)
+		return q, paramError("end_date", "end_date: Invalid date format, expected YYYY-MM-DD, got %q", end)
 	}
 	if q.to.Before(q.from) {
-		return q, litellmInvalid("end_date", "end_date: must be on or after start_date, got %q and %q", start, end)
+		return q, paramError("end_date", "end_date: must be on or after start_date, got %q and %q", start, end)
 	}
 	if q.to.Sub(q.from) >= usagelog.MaxSpendDays*24*time.Hour {
-		return q, litellmInvalid("end_date", "end_date: at most %d days after start_date", usagelog.MaxSpendDays-1)
+		return q, paramError("end_date", "end_date: at most %d days after start_date", usagelog.MaxSpendDays-1)
 	}
 	if p := v.Get("page"); p != "" {
 		if q.page, err = strconv.Atoi(p); err != nil || q.page < 1 {
-			return q, litellmInvalid("page", "page: must be an integer of at least 1, got %q", p)
+			return q, paramError("page", "page: must be an integer of at least 1, got %q", p)
 		}
 	}
 	if p := v.Get("page_size"); p != "" {
 		if q.pageSize, err = strconv.Atoi(p); err != nil || q.pageSize < 1 || q.pageSize > dailyActivityMaxPageSize {
-			return q, litellmInvalid("page_size", "page_size: must be an integer from 1 to %d, got %q", dailyActivityMaxPageSize, p)
+			return q, paramError("page_size", "page_size: must be an integer from 1 to %d, got %q", dailyActivityMaxPageSize, p)
 		}
 	}
 	if tz := v.Get("timezone"); tz != "" {
 		if n, err := strconv.Atoi(tz); err != nil || n < -24*60 || n > 24*60 {
-			return q, litellmInvalid("timezone", "timezone: must be a UTC offset in minutes (-1440 to 1440), got %q", tz)
+			return q, paramError("timezone", "timezone: must be a UTC offset in minutes (-1440 to 1440), got %q", tz)
 		}
 	}
 	q.model, q.apiKey, q.userID = v.Get("model"), v.Get("api_key"), v.Get("user_id")

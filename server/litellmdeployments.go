@@ -82,11 +82,11 @@ func deploymentError(err error) *APIError {
 	var fe *deployments.FieldError
 	switch {
 	case errors.As(err, &fe):
-		return litellmInvalid(fe.Field, "%s: %s", fe.Field, fe.Message)
+		return paramError(fe.Field, "%s: %s", fe.Field, fe.Message)
 	case errors.Is(err, deployments.ErrDuplicate):
-		return litellmInvalid("model_info.id", "%s: a deployment has this id already", err.Error())
+		return paramError("model_info.id", "%s: a deployment has this id already", err.Error())
 	case errors.Is(err, deployments.ErrInConfig):
-		return litellmInvalid("id", "Can't edit or delete model. Model in config. Store model in db via `/model/new`. to edit. (the config file's deployments change only there)")
+		return paramError("id", "Can't edit or delete model. Model in config. Store model in db via `/model/new`. to edit. (the config file's deployments change only there)")
 	case errors.Is(err, deployments.ErrNotFound):
 		e := NotFound("Model with id=%s not found in db", strings.TrimPrefix(err.Error(), deployments.ErrNotFound.Error()+": "))
 		e.Param = "id"
@@ -133,10 +133,10 @@ func (s *Server) storedDeploymentRoutes(svc *deployments.Service) {
 			id, isText := raw.(string)
 			if given && raw != nil && !isText {
 				shown, _ := json.Marshal(raw)
-				return litellmInvalid("model_info.id", "model_info.id: must be a string, the id of the deployment to update, got %s", shown)
+				return paramError("model_info.id", "model_info.id: must be a string, the id of the deployment to update, got %s", shown)
 			}
 			if id == "" {
-				return litellmInvalid("model_info.id", "model_info.id: is required: the id of the deployment to update")
+				return paramError("model_info.id", "model_info.id: is required: the id of the deployment to update")
 			}
 			return update(w, r, id, req)
 		})
@@ -158,7 +158,7 @@ func (s *Server) storedDeploymentRoutes(svc *deployments.Service) {
 				return err
 			}
 			if req.ID == "" {
-				return litellmInvalid("id", "id: is required: the deployment's model_info.id")
+				return paramError("id", "id: is required: the deployment's model_info.id")
 			}
 			if _, err := svc.Delete(r.Context(), req.ID); err != nil {
 				return err

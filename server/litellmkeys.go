@@ -294,14 +294,14 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				// the same request, another key a mistake that regenerates nothing.
 				var named string
 				if json.Unmarshal(raw, &named) != nil {
-					return litellmInvalid("key", "key: must be a string, the key of the path (or omitted), got %s", raw)
+					return paramError("key", "key: must be a string, the key of the path (or omitted), got %s", raw)
 				}
 				if named != "" {
 					rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
 					if err != nil {
 						return err
 					}
-					other := litellmInvalid("key", "key: the body names another key than the path's: omit key, or give the same key")
+					other := paramError("key", "key: the body names another key than the path's: omit key, or give the same key")
 					same, err := s.litellmKeyOf(r.Context(), owner(r), named)
 					if err != nil || same.ID != rec.ID {
 						return other
@@ -323,7 +323,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			}
 			var ref string
 			if raw, ok := fields["key"]; !ok || json.Unmarshal(raw, &ref) != nil || ref == "" {
-				return litellmInvalid("key", "key is required: the key to regenerate, or its token")
+				return paramError("key", "key is required: the key to regenerate, or its token")
 			}
 			delete(fields, "key")
 			return regenerate(w, r, ref, retiredKey{}, fields)
@@ -335,7 +335,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return err
 			}
 			if req.Key == "" {
-				return litellmInvalid("key", "key is required: the key to block or unblock, or its token")
+				return paramError("key", "key is required: the key to block or unblock, or its token")
 			}
 			rec, err := s.litellmKeyOf(r.Context(), owner(r), req.Key)
 			if err != nil {
@@ -394,7 +394,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			}
 			var ref string
 			if raw, ok := fields["key"]; !ok || json.Unmarshal(raw, &ref) != nil || ref == "" {
-				return litellmInvalid("key", "key: required, a string: the key to change (the key itself or its token)")
+				return paramError("key", "key: required, a string: the key to change (the key itself or its token)")
 			}
 			delete(fields, "key")
 			rec, err := s.litellmKeyOf(r.Context(), owner(r), ref)
@@ -419,10 +419,10 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				return err
 			}
 			if len(req.Keys)+len(req.KeyAliases) == 0 {
-				return litellmInvalid("keys", "keys: give the keys to delete in keys or their aliases in key_aliases")
+				return paramError("keys", "keys: give the keys to delete in keys or their aliases in key_aliases")
 			}
 			if n := len(req.Keys) + len(req.KeyAliases); n > MaxVirtualKeysPerOwner {
-				return litellmInvalid("keys", "keys: at most %d keys and aliases at once, got %d", MaxVirtualKeysPerOwner, n)
+				return paramError("keys", "keys: at most %d keys and aliases at once, got %d", MaxVirtualKeysPerOwner, n)
 			}
 			ctx, who := r.Context(), owner(r)
 			var ids []string
@@ -501,7 +501,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 				}
 			}
 			if v := q.Get("sort_by"); v != "" && v != "created_at" {
-				return litellmInvalid("sort_by", "sort_by: keys are listed by created_at only, got %q", v)
+				return paramError("sort_by", "sort_by: keys are listed by created_at only, got %q", v)
 			}
 			asc := false
 			switch v := strings.ToLower(q.Get("sort_order")); v {
@@ -509,7 +509,7 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			case "asc":
 				asc = true
 			default:
-				return litellmInvalid("sort_order", "sort_order: asc or desc, got %q", q.Get("sort_order"))
+				return paramError("sort_order", "sort_order: asc or desc, got %q", q.Get("sort_order"))
 			}
 			keys, err := s.listKeys(r.Context(), owner(r))
 			if err != nil {
@@ -608,7 +608,7 @@ func litellmBodyOf(r *http.Request, emptyIsObject bool) (map[string]json.RawMess
 		return nil, err
 	}
 	if fields == nil {
-		return nil, litellmInvalid("", "the body must be a JSON object")
+		return nil, paramError("", "the body must be a JSON object")
 	}
 	return fields, nil
 }
@@ -640,7 +640,7 @@ func litellmToNative(fields map[string]json.RawMessage, update bool, now time.Ti
 		case isJSONNull(raw):
 			out.Tags = &tags // removed
 		case json.Unmarshal(raw, &tags) != nil:
-			return out, litellmInvalid("tags", "tags: must be a list of tags (strings), got %s", raw)
+			return out, paramError("tags", "tags: must be a list of tags (strings), got %s", raw)
 		default:
 			out.Tags = &tags
 		}
@@ -710,23 +710,23 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			}
 			var v bool
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, false, false, litellmInvalid(name, "blocked: must be true or false, got %s", raw)
+				return nil, nil, false, false, paramError(name, "blocked: must be true or false, got %s", raw)
 			}
 			blocked = &v
 		case isZero && (name == "rpm_limit" || name == "tpm_limit" || name == "max_parallel_requests"):
 			// On LiteLLM a limit of 0 refuses every request; here 0 would mean no bound (or the
 			// server's), so it is refused rather than read as the opposite.
-			return nil, nil, false, false, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the key send max_budget 0; null for no bound", name)
+			return nil, nil, false, false, paramError(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the key send max_budget 0; null for no bound", name)
 		case name == "metadata":
 			if isNull {
 				metadataNull = update
 				continue
 			}
 			if json.Unmarshal(raw, &metadata) != nil || metadata == nil {
-				return nil, nil, false, false, litellmInvalid(name, "metadata: must be a JSON object")
+				return nil, nil, false, false, paramError(name, "metadata: must be a JSON object")
 			}
 		case name == "models" && isNull && update:
-			return nil, nil, false, false, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+			return nil, nil, false, false, paramError(name, "models: must be a list of models ([] allows every model), got null")
 		case name == "model_max_budget" && !isNull:
 			if native[name], err = litellmModelMaxBudget(raw); err != nil {
 				return nil, nil, false, false, err
@@ -760,14 +760,14 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			}
 			var v string
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, false, false, litellmInvalid(name, "duration: must be a string such as 30s, 30m, 30h, 30d, 2w or 1mo, got %s", raw)
+				return nil, nil, false, false, paramError(name, "duration: must be a string such as 30s, 30m, 30h, 30d, 2w or 1mo, got %s", raw)
 			}
 			d, err := parseBudgetDuration(v)
 			if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
 				err = errors.New("must be between 1s and 3660d")
 			}
 			if err != nil {
-				return nil, nil, false, false, litellmInvalid(name, "duration: %s, got %q", err, v)
+				return nil, nil, false, false, paramError(name, "duration: %s, got %q", err, v)
 			}
 			native["expires_at"], _ = json.Marshal(now.Add(d))
 		case name == "user_id":
@@ -779,7 +779,7 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			}
 			var v string
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, nil, false, false, litellmInvalid(name, "user_id: must be a string, got %s", raw)
+				return nil, nil, false, false, paramError(name, "user_id: must be a string, got %s", raw)
 			}
 			userID = &v
 		case name == "object_permission":
@@ -791,7 +791,7 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 			}
 			var perm map[string]json.RawMessage
 			if json.Unmarshal(raw, &perm) != nil || perm == nil {
-				return nil, nil, false, false, litellmInvalid(name, "object_permission: must be a JSON object such as {\"mcp_servers\": [\"github\"]}, got %s", raw)
+				return nil, nil, false, false, paramError(name, "object_permission: must be a JSON object such as {\"mcp_servers\": [\"github\"]}, got %s", raw)
 			}
 			for k, v := range perm {
 				switch {
@@ -803,31 +803,31 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 				case k == "object_permission_id" || emptyJSON(v):
 					// LiteLLM's record id, or a permission asking for nothing.
 				default:
-					return nil, nil, false, false, litellmInvalid(name, "object_permission.%s: Switchyard's keys have mcp_servers only (no MCP access groups, per-tool permissions, vector stores or agents)", k)
+					return nil, nil, false, false, paramError(name, "object_permission.%s: Switchyard's keys have mcp_servers only (no MCP access groups, per-tool permissions, vector stores or agents)", k)
 				}
 			}
 		case name == "key_type":
 			var v string
 			if !isNull && (json.Unmarshal(raw, &v) != nil || (v != "" && v != "default" && v != "llm_api")) {
-				return nil, nil, false, false, litellmInvalid(name, "key_type: a virtual key here can call the gateway only (llm_api or default), got %s", raw)
+				return nil, nil, false, false, paramError(name, "key_type: a virtual key here can call the gateway only (llm_api or default), got %s", raw)
 			}
 		case name == "spend" && update:
-			return nil, nil, false, false, litellmInvalid(name, "spend: %s (nor reset)", litellmRefused[name])
+			return nil, nil, false, false, paramError(name, "spend: %s (nor reset)", litellmRefused[name])
 		case litellmRefused[name] != "":
 			if !emptyJSON(raw) {
-				return nil, nil, false, false, litellmInvalid(name, "%s: %s", name, litellmRefused[name])
+				return nil, nil, false, false, paramError(name, "%s: %s", name, litellmRefused[name])
 			}
 		case emptyJSON(raw):
 			// A field newer than this translation (auto_rotate, rotation_interval, …) sent at
 			// its default, as LiteLLM's UI and SDK do: it asks for nothing.
 		default:
-			return nil, nil, false, false, litellmInvalid(name, "unknown field %q (one is ignored only when its value is empty: null, false, 0, \"\", [] or {})", name)
+			return nil, nil, false, false, paramError(name, "unknown field %q (one is ignored only when its value is empty: null, false, 0, \"\", [] or {})", name)
 		}
 	}
 	if userID != nil && (metadata != nil || !update) {
 		md, prev, ok := withKeyUser(metadata, *userID, true)
 		if !ok {
-			return nil, nil, false, false, litellmInvalid("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
+			return nil, nil, false, false, paramError("user_id", "user_id: %q differs from metadata.user_id %v (user_id is kept as metadata.user_id)", *userID, prev)
 		}
 		metadata, userID = md, nil
 	}
@@ -842,7 +842,7 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 	}
 	if blocked != nil {
 		if !*blocked && zeroBudget {
-			return nil, nil, false, false, litellmInvalid("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the key)")
+			return nil, nil, false, false, paramError("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the key)")
 		}
 		native["blocked"], _ = json.Marshal(*blocked)
 		liftBudgetBlock = false // said outright
@@ -890,13 +890,6 @@ func emptyValue(v any) bool {
 		return !v
 	}
 	return false
-}
-
-// litellmInvalid is a 400 about field (LiteLLM's name).
-func litellmInvalid(field, format string, args ...any) *APIError {
-	e := Validation(http.StatusBadRequest, format, args...)
-	e.Param = field
-	return e
 }
 
 // litellmNames rewrites a failure of the shared key checks to name LiteLLM's fields
@@ -1111,7 +1104,7 @@ func litellmListParams(q url.Values) error {
 		return nil
 	}
 	slices.Sort(unknown)
-	return litellmInvalid(unknown[0], "unknown query parameter %s: /key/list filters by key_alias, user_id, key_hash and team_id only", strings.Join(unknown, ", "))
+	return paramError(unknown[0], "unknown query parameter %s: /key/list filters by key_alias, user_id, key_hash and team_id only", strings.Join(unknown, ", "))
 }
 
 // litellmQueryBool reads a boolean query parameter as FastAPI does (true/false, 1/0, yes/no,
@@ -1123,7 +1116,7 @@ func litellmQueryBool(v, name string) (bool, error) {
 	case "true", "1", "yes", "on", "t", "y":
 		return true, nil
 	}
-	return false, litellmInvalid(name, "%s: must be true or false, got %q", name, v)
+	return false, paramError(name, "%s: must be true or false, got %q", name, v)
 }
 
 // litellmQueryInt reads query parameter name, def when absent, within [min, max].
@@ -1133,7 +1126,7 @@ func litellmQueryInt(v, name string, def, min, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < min || n > max {
-		return 0, litellmInvalid(name, "%s: must be a whole number from %d to %d, got %q", name, min, max, v)
+		return 0, paramError(name, "%s: must be a whole number from %d to %d, got %q", name, min, max, v)
 	}
 	return n, nil
 }

@@ -44,7 +44,7 @@ func membersOfBody[T any](member json.RawMessage, missing string) ([]T, error) {
 	raw := bytes.TrimSpace(member)
 	switch {
 	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-		return nil, litellmInvalid("member", "%s", missing)
+		return nil, paramError("member", "%s", missing)
 	case raw[0] == '[':
 		if err := decodeExact(raw, &members, http.StatusBadRequest); err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func membersOfBody[T any](member json.RawMessage, missing string) ([]T, error) {
 		members = []T{m}
 	}
 	if len(members) == 0 {
-		return nil, litellmInvalid("member", "member: give at least one member")
+		return nil, paramError("member", "member: give at least one member")
 	}
 	return members, nil
 }
@@ -65,7 +65,7 @@ func membersOfBody[T any](member json.RawMessage, missing string) ([]T, error) {
 // checkRole answers 400 naming field when role is not one of k's.
 func (k membership[M]) checkRole(field, role string) error {
 	if !slices.Contains(k.roles, role) {
-		return litellmInvalid(field, "%s: %s, got %q", field, k.rolesText, role)
+		return paramError(field, "%s: %s, got %q", field, k.rolesText, role)
 	}
 	return nil
 }
@@ -95,7 +95,7 @@ func (k membership[M]) add(ctx context.Context, tx store.Tx, owner, id string, m
 		if _, in, err := k.lookup(ctx, tx, owner, id, u.UserID); err != nil {
 			return nil, nil, err
 		} else if in {
-			return nil, nil, litellmInvalid(field, "%s: User=%s is already in %s %s: change its role with %s", field, u.UserID, k.kind, id, k.updateRoute)
+			return nil, nil, paramError(field, "%s: User=%s is already in %s %s: change its role with %s", field, u.UserID, k.kind, id, k.updateRoute)
 		}
 		nm := newMember(u, m.Role, now)
 		if err := k.put(ctx, tx, owner, nm); err != nil {

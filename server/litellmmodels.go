@@ -163,7 +163,7 @@ func (s *Server) litellmModelRoutes(g *completions.Gateway) {
 			unserved = slices.DeleteFunc(unserved, func(u deployments.Unserved) bool { return u.ID != want })
 			if len(ds) == 0 && len(unserved) == 0 {
 				// LiteLLM's 400 for an id its router does not have.
-				return litellmInvalid("litellm_model_id", "Model id = %s not found on litellm proxy", want)
+				return paramError("litellm_model_id", "Model id = %s not found on litellm proxy", want)
 			}
 		}
 		out := litellmModelInfoList{Data: make([]litellmDeployment, 0, len(ds)+len(unserved))}

@@ -138,7 +138,7 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 				return err
 			}
 			if raw, ok := fields["organization_alias"]; !ok || isJSONNull(raw) {
-				return litellmInvalid("organization_alias", "organization_alias: required: the organization's name")
+				return paramError("organization_alias", "organization_alias: required: the organization's name")
 			}
 			o, err := s.createOrganization(r.Context(), g, owner(r), fields)
 			if err != nil {
@@ -157,7 +157,7 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 			}
 			var id string
 			if raw, ok := fields["organization_id"]; !ok || json.Unmarshal(raw, &id) != nil || id == "" {
-				return litellmInvalid("organization_id", "organization_id: required, a string: the organization to change")
+				return paramError("organization_id", "organization_id: required, a string: the organization to change")
 			}
 			o, err := s.updateOrganization(r.Context(), g, owner(r), id, fields)
 			if err != nil {
@@ -175,7 +175,7 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 				return err
 			}
 			if len(req.OrganizationIDs) == 0 {
-				return litellmInvalid("organization_ids", "organization_ids: give the ids of the organizations to delete")
+				return paramError("organization_ids", "organization_ids: give the ids of the organizations to delete")
 			}
 			ctx, who := r.Context(), owner(r)
 			ids := slices.Compact(slices.Sorted(slices.Values(req.OrganizationIDs)))
@@ -196,7 +196,7 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.URL.Query().Get("organization_id")
 			if id == "" {
-				return litellmInvalid("organization_id", "organization_id: required: GET /organization/info?organization_id=…")
+				return paramError("organization_id", "organization_id: required: GET /organization/info?organization_id=…")
 			}
 			rec, err := storedOrganizationOf(r.Context(), s.cfg.Store, owner(r), id, "organization_id")
 			if err != nil {
@@ -214,7 +214,7 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 				return err
 			}
 			if len(req.Organizations) == 0 {
-				return litellmInvalid("organizations", "organizations: give the ids of the organizations to describe")
+				return paramError("organizations", "organizations: give the ids of the organizations to describe")
 			}
 			out, err := s.describeOrganizations(r.Context(), owner(r), req.Organizations, "organizations")
 			if err != nil {
@@ -259,7 +259,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return err
 			}
 			if req.OrganizationID == "" {
-				return litellmInvalid("organization_id", "organization_id: required: the organization to add members to")
+				return paramError("organization_id", "organization_id: required: the organization to add members to")
 			}
 			bound, block, err := checkMaxBudgetInOrganization(req.MaxBudgetInOrganization)
 			if err != nil {
@@ -306,7 +306,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			return req, err
 		}
 		if req.OrganizationID == "" {
-			return req, litellmInvalid("organization_id", "organization_id: required: the member's organization")
+			return req, paramError("organization_id", "organization_id: required: the member's organization")
 		}
 		return req, nil
 	}
@@ -324,7 +324,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return err
 			}
 			if req.OrganizationID == "" {
-				return litellmInvalid("organization_id", "organization_id: required: the member's organization")
+				return paramError("organization_id", "organization_id: required: the member's organization")
 			}
 			if req.Role != nil {
 				if err := organizationMembership.checkRole("role", *req.Role); err != nil {
@@ -361,10 +361,10 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return err
 			}
 			if req.Role != nil {
-				return litellmInvalid("role", "role: belongs to PATCH /organization/member_update")
+				return paramError("role", "role: belongs to PATCH /organization/member_update")
 			}
 			if req.MaxBudgetInOrganization != nil {
-				return litellmInvalid("max_budget_in_organization", "max_budget_in_organization: belongs to PATCH /organization/member_update")
+				return paramError("max_budget_in_organization", "max_budget_in_organization: belongs to PATCH /organization/member_update")
 			}
 			ctx, who := r.Context(), owner(r)
 			var m organizationMember
@@ -501,7 +501,7 @@ func (s *Server) litellmOrganizationOf(ctx context.Context, owner string, o orga
 // maxOrganizationsPerOwner of them; an unknown one is a 404 naming field.
 func (s *Server) describeOrganizations(ctx context.Context, who string, ids []string, field string) ([]litellmOrganization, error) {
 	if len(ids) > maxOrganizationsPerOwner {
-		return nil, litellmInvalid(field, "%s: at most %d organizations at once, got %d", field, maxOrganizationsPerOwner, len(ids))
+		return nil, paramError(field, "%s: at most %d organizations at once, got %d", field, maxOrganizationsPerOwner, len(ids))
 	}
 	out := make([]litellmOrganization, 0, len(ids))
 	for _, id := range ids {

@@ -171,7 +171,7 @@ func readSpendLogsQuery(v url.Values) (spendLogsQuery, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return spendLogsQuery{}, litellmInvalid(unknown[0], "unknown query parameter %s: /spend/logs takes %s", strings.Join(unknown, ", "), strings.Join(litellmSpendParams, ", "))
+		return spendLogsQuery{}, paramError(unknown[0], "unknown query parameter %s: /spend/logs takes %s", strings.Join(unknown, ", "), strings.Join(litellmSpendParams, ", "))
 	}
 	q := spendLogsQuery{apiKey: v.Get("api_key"), userID: v.Get("user_id"), requestID: v.Get("request_id"), teamID: v.Get("team_id")}
 	var err error
@@ -182,7 +182,7 @@ func readSpendLogsQuery(v url.Values) (spendLogsQuery, error) {
 		return q, err
 	}
 	if q.from != nil && q.until != nil && !q.from.Before(*q.until) {
-		return q, litellmInvalid("end_date", "end_date: must be after start_date, got %q and %q", v.Get("start_date"), v.Get("end_date"))
+		return q, paramError("end_date", "end_date: must be after start_date, got %q and %q", v.Get("start_date"), v.Get("end_date"))
 	}
 	summarize := v.Get("summarize")
 	if summarize == "" {
@@ -215,7 +215,7 @@ func spendLogsTime(v, name string, end bool) (*time.Time, error) {
 			return &t, nil
 		}
 	}
-	return nil, litellmInvalid(name, "%s: must be a day YYYY-MM-DD or a time YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339, got %q", name, v)
+	return nil, paramError(name, "%s: must be a day YYYY-MM-DD or a time YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339, got %q", name, v)
 }
 
 // spendLogsPlan is how the rows of a spendLogsQuery are read from the request history.
@@ -570,7 +570,7 @@ func (s *Server) litellmGlobalSpendRoutes(roll *usagelog.Rollup) {
 					apiKey = vs[len(vs)-1]
 					continue
 				}
-				return litellmInvalid(name, "unknown query parameter %s: /global/spend/logs takes only api_key", name)
+				return paramError(name, "unknown query parameter %s: /global/spend/logs takes only api_key", name)
 			}
 			who := owner(r)
 			to := time.Now().UTC().Truncate(24 * time.Hour)

@@ -77,11 +77,11 @@ func readSpendLogsV2Query(v url.Values) (q spendLogsQuery, page, size int, err e
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return q, 0, 0, litellmInvalid(unknown[0], "unknown query parameter %s: /spend/logs/v2 takes %s", strings.Join(unknown, ", "), strings.Join(litellmSpendV2Params, ", "))
+		return q, 0, 0, paramError(unknown[0], "unknown query parameter %s: /spend/logs/v2 takes %s", strings.Join(unknown, ", "), strings.Join(litellmSpendV2Params, ", "))
 	}
 	for _, name := range []string{"start_date", "end_date"} {
 		if v.Get(name) == "" {
-			return q, 0, 0, litellmInvalid(name, "%s is required (YYYY-MM-DD HH:MM:SS, UTC): start_date and end_date bound the requests listed", name)
+			return q, 0, 0, paramError(name, "%s is required (YYYY-MM-DD HH:MM:SS, UTC): start_date and end_date bound the requests listed", name)
 		}
 	}
 	q = spendLogsQuery{apiKey: v.Get("api_key"), userID: v.Get("user_id"), requestID: v.Get("request_id"), teamID: v.Get("team_id")}
@@ -92,12 +92,12 @@ func readSpendLogsV2Query(v url.Values) (q spendLogsQuery, page, size int, err e
 		return q, 0, 0, err
 	}
 	if !q.from.Before(*q.until) {
-		return q, 0, 0, litellmInvalid("end_date", "end_date: must not be before start_date, got %q and %q", v.Get("start_date"), v.Get("end_date"))
+		return q, 0, 0, paramError("end_date", "end_date: must not be before start_date, got %q and %q", v.Get("start_date"), v.Get("end_date"))
 	}
 	switch q.status = v.Get("status_filter"); q.status {
 	case "", "success", "failure":
 	default:
-		return q, 0, 0, litellmInvalid("status_filter", "status_filter: must be success or failure, got %q", q.status)
+		return q, 0, 0, paramError("status_filter", "status_filter: must be success or failure, got %q", q.status)
 	}
 	if page, err = litellmQueryInt(v.Get("page"), "page", 1, 1, 1<<30); err != nil {
 		return q, 0, 0, err

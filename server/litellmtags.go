@@ -153,10 +153,10 @@ func (s *Server) litellmTagRoutes() {
 				return err
 			}
 			if len(req.Names) == 0 {
-				return litellmInvalid("names", "names: give the tags, e.g. {\"names\": [\"engineering\"]}")
+				return paramError("names", "names: give the tags, e.g. {\"names\": [\"engineering\"]}")
 			}
 			if len(req.Names) > maxLiteLLMBudgetsAtOnce {
-				return litellmInvalid("names", "names: at most %d tags at once, got %d", maxLiteLLMBudgetsAtOnce, len(req.Names))
+				return paramError("names", "names: at most %d tags at once, got %d", maxLiteLLMBudgetsAtOnce, len(req.Names))
 			}
 			out := map[string]litellmTagConfig{}
 			var missing []string
@@ -221,7 +221,7 @@ func (s *Server) litellmTagRoutes() {
 				return err
 			}
 			if req.Name == "" {
-				return litellmInvalid("name", "name: required: the tag to delete")
+				return paramError("name", "name: required: the tag to delete")
 			}
 			if err := s.deleteLiteLLMTag(r.Context(), owner(r), req.Name); err != nil {
 				return err
@@ -245,13 +245,13 @@ func litellmTagBody(r *http.Request) (map[string]json.RawMessage, string, error)
 func litellmTagNameOf(fields map[string]json.RawMessage) (string, error) {
 	var name string
 	if raw, ok := fields["name"]; !ok || json.Unmarshal(raw, &name) != nil || name == "" {
-		return "", litellmInvalid("name", "name: required, a string: the tag")
+		return "", paramError("name", "name: required, a string: the tag")
 	}
 	if err := completions.CheckDeploymentTags("name", []string{name}); err != nil {
-		return "", litellmInvalid("name", "name: %q is not a tag requests can name: 1-64 letters, digits or . _ : / -", name)
+		return "", paramError("name", "name: %q is not a tag requests can name: 1-64 letters, digits or . _ : / -", name)
 	}
 	if strings.HasPrefix(name, completions.BatchTagPrefix) {
-		return "", litellmInvalid("name", "name: %q: tags starting %s are the batches' own", name, completions.BatchTagPrefix)
+		return "", paramError("name", "name: %q: tags starting %s are the batches' own", name, completions.BatchTagPrefix)
 	}
 	return name, nil
 }
@@ -266,12 +266,12 @@ func applyLiteLLMTagFields(t *litellmTagRecord, fields map[string]json.RawMessag
 		case "description":
 			t.Description = ""
 			if !isJSONNull(raw) && json.Unmarshal(raw, &t.Description) != nil {
-				return litellmInvalid(name, "description: must be a string or null, got %s", raw)
+				return paramError(name, "description: must be a string or null, got %s", raw)
 			}
 		case "max_budget", "soft_budget", "budget_duration", "tpm_limit":
 			var v float64
 			if name == "max_budget" && !isJSONNull(raw) && json.Unmarshal(raw, &v) == nil && v == 0 {
-				return litellmInvalid(name, "max_budget: 0 would be a budget of nothing, which a tag's account cannot be here: give more than 0, or null for no bound")
+				return paramError(name, "max_budget: 0 would be a budget of nothing, which a tag's account cannot be here: give more than 0, or null for no bound")
 			}
 			budget[name] = raw
 		case "models":
@@ -282,15 +282,15 @@ func applyLiteLLMTagFields(t *litellmTagRecord, fields map[string]json.RawMessag
 			t.Models = models
 		case "budget_id":
 			if !emptyJSON(raw) {
-				return litellmInvalid(name, "budget_id: not supported on a tag: give its max_budget, soft_budget, budget_duration and tpm_limit")
+				return paramError(name, "budget_id: not supported on a tag: give its max_budget, soft_budget, budget_duration and tpm_limit")
 			}
 		case "rpm_limit", "max_parallel_requests", "model_max_budget":
 			if !emptyJSON(raw) {
-				return litellmInvalid(name, "%s: not supported on a tag (its fields: name, description, max_budget, soft_budget, budget_duration, tpm_limit)", name)
+				return paramError(name, "%s: not supported on a tag (its fields: name, description, max_budget, soft_budget, budget_duration, tpm_limit)", name)
 			}
 		default:
 			if !emptyJSON(raw) && name != "model_info" && name != "created_at" && name != "updated_at" && name != "created_by" {
-				return litellmInvalid(name, "%s: a tag has no %s (its fields: name, description, max_budget, soft_budget, budget_duration, tpm_limit)", name, name)
+				return paramError(name, "%s: a tag has no %s (its fields: name, description, max_budget, soft_budget, budget_duration, tpm_limit)", name, name)
 			}
 		}
 	}
@@ -308,15 +308,15 @@ func litellmTagModels(raw json.RawMessage) ([]string, error) {
 	}
 	var models []string
 	if json.Unmarshal(raw, &models) != nil {
-		return nil, litellmInvalid("models", "models: must be a list of deployment ids (model_info.id) or model group names, got %s", raw)
+		return nil, paramError("models", "models: must be a list of deployment ids (model_info.id) or model group names, got %s", raw)
 	}
 	if len(models) > maxLiteLLMTagModels {
-		return nil, litellmInvalid("models", "models: at most %d, got %d", maxLiteLLMTagModels, len(models))
+		return nil, paramError("models", "models: at most %d, got %d", maxLiteLLMTagModels, len(models))
 	}
 	var out []string
 	for i, m := range models {
 		if strings.TrimSpace(m) == "" {
-			return nil, litellmInvalid("models", "models[%d]: must be a deployment id (model_info.id) or a model group name, got %q", i, m)
+			return nil, paramError("models", "models[%d]: must be a deployment id (model_info.id) or a model group name, got %q", i, m)
 		}
 		if !slices.Contains(out, m) {
 			out = append(out, m)
@@ -383,7 +383,7 @@ func (s *Server) createLiteLLMTag(ctx context.Context, t litellmTagRecord) error
 			return err
 		}
 		if len(have) >= maxLiteLLMTagsPerOwner {
-			return litellmInvalid("name", "this key has %d tags, the most it may have: delete some first (POST /tag/delete)", len(have))
+			return paramError("name", "this key has %d tags, the most it may have: delete some first (POST /tag/delete)", len(have))
 		}
 		if err := completions.PutSharedBudget(ctx, tx, completions.TagBudgetID(t.Owner, t.Name), t.limits()); err != nil {
 			return err
@@ -478,7 +478,7 @@ const dynamicTagDescription = "This is just a spend tag that was passed dynamica
 func litellmTagListDays(q url.Values) (from, to time.Time, err error) {
 	start, end := q.Get("start_date"), q.Get("end_date")
 	if (start == "") != (end == "") {
-		return from, to, litellmInvalid("start_date", "start_date and end_date must be provided together")
+		return from, to, paramError("start_date", "start_date and end_date must be provided together")
 	}
 	to = time.Now().UTC()
 	from = to.AddDate(0, 0, -(usagelog.MaxSpendDays - 1))
@@ -486,16 +486,16 @@ func litellmTagListDays(q url.Values) (from, to time.Time, err error) {
 		return from, to, nil
 	}
 	if from, err = time.Parse(time.DateOnly, start); err != nil {
-		return from, to, litellmInvalid("start_date", "start_date: Invalid date format, expected YYYY-MM-DD, got %q", start)
+		return from, to, paramError("start_date", "start_date: Invalid date format, expected YYYY-MM-DD, got %q", start)
 	}
 	if to, err = time.Parse(time.DateOnly, end); err != nil {
-		return from, to, litellmInvalid("end_date", "end_date: Invalid date format, expected YYYY-MM-DD, got %q", end)
+		return from, to, paramError("end_date", "end_date: Invalid date format, expected YYYY-MM-DD, got %q", end)
 	}
 	if from.After(to) {
-		return from, to, litellmInvalid("start_date", "start_date must be on or before end_date")
+		return from, to, paramError("start_date", "start_date must be on or before end_date")
 	}
 	if to.Sub(from) >= usagelog.MaxSpendDays*24*time.Hour {
-		return from, to, litellmInvalid("start_date", "start_date: at most %d days before end_date", usagelog.MaxSpendDays-1)
+		return from, to, paramError("start_date", "start_date: at most %d days before end_date", usagelog.MaxSpendDays-1)
 	}
 	return from, to, nil
 }

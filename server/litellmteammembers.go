@@ -133,7 +133,7 @@ func checkMaxBudgetInTeam(v *float64) (bound float64, block bool, err error) {
 		return 0, false, nil
 	}
 	if math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 {
-		return 0, false, litellmInvalid("max_budget_in_team", "max_budget_in_team: must be a number of at least 0 (0 blocks the member's keys of the team), got %v", *v)
+		return 0, false, paramError("max_budget_in_team", "max_budget_in_team: must be a number of at least 0 (0 blocks the member's keys of the team), got %v", *v)
 	}
 	return *v, *v == 0, nil
 }
@@ -145,7 +145,7 @@ func memberUser(ctx context.Context, tx store.Tx, owner, field, id, email string
 	email = strings.TrimSpace(email) // as /user/new keeps it
 	switch {
 	case id == "" && email == "":
-		return user{}, false, litellmInvalid(field, "%s: give user_id or user_email", field)
+		return user{}, false, paramError(field, "%s: give user_id or user_email", field)
 	case id != "":
 		if err := checkUserID(field+".user_id", id, http.StatusBadRequest); err != nil {
 			return user{}, false, err
@@ -174,13 +174,13 @@ func memberUser(ctx context.Context, tx store.Tx, owner, field, id, email string
 		return user{}, false, err
 	}
 	if len(email) > maxUserLabelLength {
-		return user{}, false, litellmInvalid(field+".user_email", "%s.user_email: at most %d characters, got %d", field, maxUserLabelLength, len(email))
+		return user{}, false, paramError(field+".user_email", "%s.user_email: at most %d characters, got %d", field, maxUserLabelLength, len(email))
 	}
 	if email != "" { // named here, not as /user/new's user_email
 		if other, ok, err := userByEmail(ctx, tx, owner, email); err != nil {
 			return user{}, false, err
 		} else if ok {
-			return user{}, false, litellmInvalid(field+".user_email", "%s.user_email: %s is the address of user %s already", field, email, other.UserID)
+			return user{}, false, paramError(field+".user_email", "%s.user_email: %s is the address of user %s already", field, email, other.UserID)
 		}
 	}
 	now := time.Now().UTC()
@@ -201,7 +201,7 @@ func (s *Server) litellmTeamMemberRoutes() {
 				return err
 			}
 			if req.TeamID == "" {
-				return litellmInvalid("team_id", "team_id: required: the team to add members to")
+				return paramError("team_id", "team_id: required: the team to add members to")
 			}
 			members, err := membersOfBody[litellmMember](req.Member, `member: required: {"user_id" or "user_email", "role": "admin" or "user"}, or a list of them`)
 			if err != nil {
@@ -250,7 +250,7 @@ func (s *Server) litellmTeamMemberRoutes() {
 			return req, err
 		}
 		if req.TeamID == "" {
-			return req, litellmInvalid("team_id", "team_id: required: the member's team")
+			return req, paramError("team_id", "team_id: required: the member's team")
 		}
 		return req, nil
 	}
@@ -262,7 +262,7 @@ func (s *Server) litellmTeamMemberRoutes() {
 				return err
 			}
 			if req.Role != nil || req.MaxBudgetInTeam != nil {
-				return litellmInvalid("role", "role and max_budget_in_team belong to /team/member_update")
+				return paramError("role", "role and max_budget_in_team belong to /team/member_update")
 			}
 			ctx, who := r.Context(), owner(r)
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
@@ -297,7 +297,7 @@ func (s *Server) litellmTeamMemberRoutes() {
 				return err
 			}
 			if req.TeamID == "" {
-				return litellmInvalid("team_id", "team_id: required: the member's team")
+				return paramError("team_id", "team_id: required: the member's team")
 			}
 			if req.Role != nil {
 				if err := teamMembership.checkRole("role", *req.Role); err != nil {

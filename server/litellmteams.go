@@ -165,7 +165,7 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			}
 			var id string
 			if raw, ok := fields["team_id"]; !ok || json.Unmarshal(raw, &id) != nil || id == "" {
-				return litellmInvalid("team_id", "team_id: required, a string: the team to change")
+				return paramError("team_id", "team_id: required, a string: the team to change")
 			}
 			delete(fields, "team_id")
 			body, block, err := litellmTeamFields(fields, true)
@@ -197,7 +197,7 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.URL.Query().Get("team_id")
 			if id == "" {
-				return litellmInvalid("team_id", "team_id: required: GET /team/info?team_id=…")
+				return paramError("team_id", "team_id: required: GET /team/info?team_id=…")
 			}
 			t, err := s.teamInfo(r.Context(), owner(r), id)
 			if err != nil {
@@ -225,7 +225,7 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 			q := r.URL.Query()
 			for name, vs := range q {
 				if name != "organization_id" && name != "user_id" && slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
-					return litellmInvalid(name, "unknown query parameter %s: /team/list takes organization_id and user_id", name)
+					return paramError(name, "unknown query parameter %s: /team/list takes organization_id and user_id", name)
 				}
 			}
 			ts, err := s.listTeams(r.Context(), owner(r))
@@ -277,10 +277,10 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 				return err
 			}
 			if len(req.TeamIDs) == 0 {
-				return litellmInvalid("team_ids", "team_ids: give the ids of the teams to delete")
+				return paramError("team_ids", "team_ids: give the ids of the teams to delete")
 			}
 			if len(req.TeamIDs) > MaxTeamsPerOwner {
-				return litellmInvalid("team_ids", "team_ids: at most %d teams at once, got %d", MaxTeamsPerOwner, len(req.TeamIDs))
+				return paramError("team_ids", "team_ids: at most %d teams at once, got %d", MaxTeamsPerOwner, len(req.TeamIDs))
 			}
 			ids := slices.Compact(slices.Sorted(slices.Values(req.TeamIDs)))
 			keys, err := s.deleteTeams(r.Context(), owner(r), ids)
@@ -297,7 +297,7 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 				return err
 			}
 			if req.TeamID == "" {
-				return litellmInvalid("team_id", "team_id: required: the team to block or unblock")
+				return paramError("team_id", "team_id: required: the team to block or unblock")
 			}
 			body, _ := json.Marshal(map[string]bool{"blocked": blocked})
 			t, err := s.updateTeam(r.Context(), g, owner(r), req.TeamID, body)
@@ -353,9 +353,9 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 		case to == "" && emptyJSON(raw):
 			// members_with_roles [], organization_id null, …: LiteLLM's clients' defaults.
 		case name == "members_with_roles" || name == "members":
-			return nil, block, litellmInvalid(name, "%s: add members after making the team, with POST /team/member_add", name)
+			return nil, block, paramError(name, "%s: add members after making the team, with POST /team/member_add", name)
 		case to == "":
-			return nil, block, litellmInvalid(name, "%s: Switchyard's teams have no %s (a team is a shared budget, rate and model list for virtual keys; keep labels in metadata)", name, name)
+			return nil, block, paramError(name, "%s: Switchyard's teams have no %s (a team is a shared budget, rate and model list for virtual keys; keep labels in metadata)", name, name)
 		case name == "max_budget" && isZero:
 			native["max_budget_usd"], native["blocked"] = json.RawMessage(`0`), json.RawMessage(`true`)
 			block = budgetBlockSet
@@ -369,18 +369,18 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 		case name == "blocked" && !isNull:
 			var v bool
 			if json.Unmarshal(raw, &v) != nil {
-				return nil, block, litellmInvalid(name, "blocked: must be true or false, got %s", raw)
+				return nil, block, paramError(name, "blocked: must be true or false, got %s", raw)
 			}
 			blocked = &v
 			native[to] = raw
 		case isZero && (name == "rpm_limit" || name == "tpm_limit" || name == "max_parallel_requests"):
-			return nil, block, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the team send max_budget 0 or POST /team/block; null for no bound", name)
+			return nil, block, paramError(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the team send max_budget 0 or POST /team/block; null for no bound", name)
 		case name == "tags" && !isNull && !isStringList(raw):
-			return nil, block, litellmInvalid(name, "tags: must be a list of tags (strings), got %s", raw)
+			return nil, block, paramError(name, "tags: must be a list of tags (strings), got %s", raw)
 		case name == "tags" && isNull && update:
 			native[to] = json.RawMessage(`null`) // the team's tags removed
 		case name == "models" && isNull && update:
-			return nil, block, litellmInvalid(name, "models: must be a list of models ([] allows every model), got null")
+			return nil, block, paramError(name, "models: must be a list of models ([] allows every model), got null")
 		case name == "models" && litellmAllModels(raw):
 			native[to] = json.RawMessage(`[]`)
 		case !isNull:
@@ -396,7 +396,7 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 		}
 	}
 	if block == budgetBlockSet && blocked != nil && !*blocked {
-		return nil, block, litellmInvalid("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the team)")
+		return nil, block, paramError("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the team)")
 	}
 	body, err := json.Marshal(native)
 	return body, block, err

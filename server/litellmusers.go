@@ -207,10 +207,10 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 				return err
 			}
 			if len(req.UserIDs) == 0 {
-				return litellmInvalid("user_ids", "user_ids: give the ids of the users to delete")
+				return paramError("user_ids", "user_ids: give the ids of the users to delete")
 			}
 			if len(req.UserIDs) > MaxUsersPerOwner {
-				return litellmInvalid("user_ids", "user_ids: at most %d users at once, got %d", MaxUsersPerOwner, len(req.UserIDs))
+				return paramError("user_ids", "user_ids: at most %d users at once, got %d", MaxUsersPerOwner, len(req.UserIDs))
 			}
 			ids := slices.Compact(slices.Sorted(slices.Values(req.UserIDs)))
 			keys, err := s.deleteUsers(r.Context(), owner(r), ids)
@@ -249,20 +249,20 @@ func (s *Server) litellmUserRoutes(g *completions.Gateway) {
 					continue
 				}
 				if slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
-					return litellmInvalid(name, "unknown query parameter %s: /user/list takes page, page_size, user_ids, role, team, user_email, sort_by, sort_order, sso_user_ids and organization_ids", name)
+					return paramError(name, "unknown query parameter %s: /user/list takes page, page_size, user_ids, role, team, user_email, sort_by, sort_order, sso_user_ids and organization_ids", name)
 				}
 			}
 			role := q.Get("role")
 			if role != "" && !slices.Contains(userRoles, role) {
-				return litellmInvalid("role", "role: one of %s, got %q", strings.Join(userRoles, ", "), role)
+				return paramError("role", "role: one of %s, got %q", strings.Join(userRoles, ", "), role)
 			}
 			sortBy := q.Get("sort_by")
 			if sortBy != "" && !slices.Contains(userSortFields, sortBy) {
-				return litellmInvalid("sort_by", "sort_by: one of %s, got %q", strings.Join(userSortFields, ", "), sortBy)
+				return paramError("sort_by", "sort_by: one of %s, got %q", strings.Join(userSortFields, ", "), sortBy)
 			}
 			sortOrder := strings.ToLower(q.Get("sort_order"))
 			if sortOrder != "" && sortOrder != "asc" && sortOrder != "desc" {
-				return litellmInvalid("sort_order", "sort_order: asc or desc, got %q", q.Get("sort_order"))
+				return paramError("sort_order", "sort_order: asc or desc, got %q", q.Get("sort_order"))
 			}
 			ctx, who := r.Context(), owner(r)
 			us, err := usersOf(ctx, s.cfg.Store, who)
@@ -456,25 +456,25 @@ func applyUserFields(u *user, fields map[string]json.RawMessage, update bool) er
 			// A LiteLLM field sent at its default (organization_id null, send_invite_email
 			// false, …): it asks for nothing.
 		case !known && name == "rpm_limit":
-			return litellmInvalid(name, "rpm_limit: Switchyard has no per-user request rate: set rpm_limit on the user's keys (or a team's)")
+			return paramError(name, "rpm_limit: Switchyard has no per-user request rate: set rpm_limit on the user's keys (or a team's)")
 		case !known:
-			return litellmInvalid(name, "%s: Switchyard's users have no %s (a user is a budget, model list and tpm_limit shared by its keys; keep labels in metadata)", name, name)
+			return paramError(name, "%s: Switchyard's users have no %s (a user is a budget, model list and tpm_limit shared by its keys; keep labels in metadata)", name, name)
 		case only == "new" && update:
 			if !emptyJSON(raw) {
 				if name == "teams" {
-					return litellmInvalid(name, "teams: a user's teams change through POST /team/member_add and /team/member_delete")
+					return paramError(name, "teams: a user's teams change through POST /team/member_add and /team/member_delete")
 				}
-				return litellmInvalid(name, "%s: only on /user/new", name)
+				return paramError(name, "%s: only on /user/new", name)
 			}
 		case name == "user_id" || only == "new":
 			// The caller's.
 		case isNull && !update:
 		case name == "user_email" || name == "user_alias":
 			if !isNull && !isText {
-				return litellmInvalid(name, "%s: must be a string, got %s", name, raw)
+				return paramError(name, "%s: must be a string, got %s", name, raw)
 			}
 			if len(text) > maxUserLabelLength {
-				return litellmInvalid(name, "%s: at most %d characters, got %d", name, maxUserLabelLength, len(text))
+				return paramError(name, "%s: at most %d characters, got %d", name, maxUserLabelLength, len(text))
 			}
 			if name == "user_email" {
 				u.UserEmail = strings.TrimSpace(text)
@@ -487,7 +487,7 @@ func applyUserFields(u *user, fields map[string]json.RawMessage, update bool) er
 				continue
 			}
 			if !isText || !slices.Contains(userRoles, text) {
-				return litellmInvalid(name, "user_role: one of %s, got %s", strings.Join(userRoles, ", "), raw)
+				return paramError(name, "user_role: one of %s, got %s", strings.Join(userRoles, ", "), raw)
 			}
 			u.UserRole = text
 		case name == "max_budget":
@@ -497,7 +497,7 @@ func applyUserFields(u *user, fields map[string]json.RawMessage, update bool) er
 			}
 			var v float64
 			if json.Unmarshal(raw, &v) != nil || math.IsNaN(v) || v < 0 {
-				return litellmInvalid(name, "max_budget: must be a number of at least 0 (0 blocks the user's keys), got %s", raw)
+				return paramError(name, "max_budget: must be a number of at least 0 (0 blocks the user's keys), got %s", raw)
 			}
 			u.MaxBudgetUSD, u.BudgetBlock, u.BlockedOutright = v, v == 0, false // LiteLLM's block is max_budget 0
 		case name == "budget_duration":
@@ -506,13 +506,13 @@ func applyUserFields(u *user, fields map[string]json.RawMessage, update bool) er
 				continue
 			}
 			if !isText {
-				return litellmInvalid(name, "budget_duration: must be a string such as 30d, got %s", raw)
+				return paramError(name, "budget_duration: must be a string such as 30d, got %s", raw)
 			}
 			u.BudgetDuration = text
 		case name == "models":
 			var v []string
 			if !isNull && json.Unmarshal(raw, &v) != nil {
-				return litellmInvalid(name, "models: must be a list of model names, got %s", raw)
+				return paramError(name, "models: must be a list of model names, got %s", raw)
 			}
 			u.Models = v
 			if len(u.Models) == 0 || litellmAllModels(raw) {
@@ -525,13 +525,13 @@ func applyUserFields(u *user, fields map[string]json.RawMessage, update bool) er
 			}
 			var v int64
 			if json.Unmarshal(raw, &v) != nil || v < 1 {
-				return litellmInvalid(name, "tpm_limit: must be a whole number of at least 1 (null for no bound), got %s", raw)
+				return paramError(name, "tpm_limit: must be a whole number of at least 1 (null for no bound), got %s", raw)
 			}
 			u.TokensPerMinute = v
 		case name == "metadata":
 			var v map[string]any
 			if !isNull && (json.Unmarshal(raw, &v) != nil || v == nil) {
-				return litellmInvalid(name, "metadata: must be a JSON object")
+				return paramError(name, "metadata: must be a JSON object")
 			}
 			u.Metadata = v
 			if len(u.Metadata) == 0 {
@@ -553,7 +553,7 @@ func (s *Server) litellmNewUser(ctx context.Context, g *completions.Gateway, own
 	}
 	if raw, ok := fields["user_id"]; ok && !emptyJSON(raw) {
 		if json.Unmarshal(raw, &u.UserID) != nil {
-			return nil, litellmInvalid("user_id", "user_id: must be a string, got %s", raw)
+			return nil, paramError("user_id", "user_id: must be a string, got %s", raw)
 		}
 		if err := checkNewUserID("user_id", u.UserID, http.StatusBadRequest); err != nil {
 			return nil, err
@@ -568,14 +568,14 @@ func (s *Server) litellmNewUser(ctx context.Context, g *completions.Gateway, own
 	var teams []string
 	if raw, ok := fields["teams"]; ok && !emptyJSON(raw) {
 		if json.Unmarshal(raw, &teams) != nil {
-			return nil, litellmInvalid("teams", "teams: must be a list of team ids, got %s", raw)
+			return nil, paramError("teams", "teams: must be a list of team ids, got %s", raw)
 		}
 		teams = slices.Compact(slices.Sorted(slices.Values(teams)))
 	}
 	autoKey := true
 	if raw, ok := fields["auto_create_key"]; ok && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		if json.Unmarshal(raw, &autoKey) != nil {
-			return nil, litellmInvalid("auto_create_key", "auto_create_key: must be true or false, got %s", raw)
+			return nil, paramError("auto_create_key", "auto_create_key: must be true or false, got %s", raw)
 		}
 	}
 	if err := checkUser(g, u, true); err != nil {
@@ -631,13 +631,13 @@ func (s *Server) litellmNewUser(ctx context.Context, g *completions.Gateway, own
 func (s *Server) litellmUpdateUser(ctx context.Context, g *completions.Gateway, owner string, fields map[string]json.RawMessage) (user, error) {
 	var id, email string
 	if raw, ok := fields["user_id"]; ok && !emptyJSON(raw) && json.Unmarshal(raw, &id) != nil {
-		return user{}, litellmInvalid("user_id", "user_id: must be a string, got %s", raw)
+		return user{}, paramError("user_id", "user_id: must be a string, got %s", raw)
 	}
 	if raw, ok := fields["user_email"]; ok && !emptyJSON(raw) && json.Unmarshal(raw, &email) != nil {
-		return user{}, litellmInvalid("user_email", "user_email: must be a string, got %s", raw)
+		return user{}, paramError("user_email", "user_email: must be a string, got %s", raw)
 	}
 	if id == "" && email == "" {
-		return user{}, litellmInvalid("user_id", "user_id: required (or user_email): the user to change")
+		return user{}, paramError("user_id", "user_id: required (or user_email): the user to change")
 	}
 	_, modelsGiven := fields["models"]
 	var u user

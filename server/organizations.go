@@ -127,7 +127,7 @@ func checkMaxBudgetInOrganization(v *float64) (bound float64, block bool, err er
 		return 0, false, nil
 	}
 	if math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 {
-		return 0, false, litellmInvalid("max_budget_in_organization", "max_budget_in_organization: must be a number of at least 0 (0 blocks the member's keys of the organization), got %v", *v)
+		return 0, false, paramError("max_budget_in_organization", "max_budget_in_organization: must be a number of at least 0 (0 blocks the member's keys of the organization), got %v", *v)
 	}
 	return *v, *v == 0, nil
 }
@@ -194,7 +194,7 @@ func organizationNotFound(param, id string) *APIError {
 // param.
 func storedOrganizationOf(ctx context.Context, rd store.Reader, owner, id, param string) (storedOrganization, error) {
 	if id == "" {
-		return storedOrganization{}, litellmInvalid(param, "%s: required: the organization", param)
+		return storedOrganization{}, paramError(param, "%s: required: the organization", param)
 	}
 	return ownedRecord[storedOrganization](ctx, rd, store.Organizations, owner, id, "organization", func() error {
 		return organizationNotFound(param, id)
@@ -205,11 +205,11 @@ func storedOrganizationOf(ctx context.Context, rd store.Reader, owner, id, param
 // letters, digits and . _ - : (it is part of store keys), or is "." or "..".
 func checkOrganizationID(id string) error {
 	if len(id) > maxOrganizationIDLength {
-		return litellmInvalid("organization_id", "organization_id: at most %d characters, got %d", maxOrganizationIDLength, len(id))
+		return paramError("organization_id", "organization_id: at most %d characters, got %d", maxOrganizationIDLength, len(id))
 	}
 	for _, c := range id {
 		if !(c < unicode.MaxASCII && (unicode.IsLetter(c) || unicode.IsDigit(c) || strings.ContainsRune("._-:", c))) {
-			return litellmInvalid("organization_id", "organization_id: letters, digits and . _ - : only, got %q", id)
+			return paramError("organization_id", "organization_id: letters, digits and . _ - : only, got %q", id)
 		}
 	}
 	if e := unreachableIDProblem("organization_id", id, "an organization's", http.StatusBadRequest); e != nil {
@@ -230,10 +230,10 @@ var organizationNativeNames = []litellmName{
 // has) and returns its account's limits; failures are 400s naming LiteLLM's fields.
 func checkOrganization(g *completions.Gateway, o organization, checkModels bool) (completions.BudgetLimits, error) {
 	if strings.TrimSpace(o.Alias) == "" {
-		return completions.BudgetLimits{}, litellmInvalid("organization_alias", "organization_alias: required: the organization's name")
+		return completions.BudgetLimits{}, paramError("organization_alias", "organization_alias: required: the organization's name")
 	}
 	if math.IsNaN(o.SoftBudgetUSD) || math.IsInf(o.SoftBudgetUSD, 0) || o.SoftBudgetUSD < 0 {
-		return completions.BudgetLimits{}, litellmInvalid("soft_budget", "soft_budget: must be a number of at least 0, got %v", o.SoftBudgetUSD)
+		return completions.BudgetLimits{}, paramError("soft_budget", "soft_budget: must be a number of at least 0, got %v", o.SoftBudgetUSD)
 	}
 	_, err := checkTeamRequest(g, teamRequest{Name: o.Alias, Models: o.Models, MaxBudgetUSD: o.MaxBudgetUSD, BudgetDuration: o.BudgetDuration,
 		RequestsPerMinute: o.RequestsPerMinute, TokensPerMinute: o.TokensPerMinute, Metadata: o.Metadata, Blocked: o.Blocked}, checkModels)
@@ -406,7 +406,7 @@ func applyOrganizationFields(o *organization, fields map[string]json.RawMessage,
 	given := map[string]json.RawMessage{}
 	for name, raw := range fields {
 		if !slices.Contains(organizationFields, name) && !slices.Contains(organizationIgnored, name) && !emptyJSON(raw) {
-			return nil, litellmInvalid(name, "%s: Switchyard's organizations have no %s (an organization bounds its teams' models and holds one account for their keys; keep labels in metadata)", name, name)
+			return nil, paramError(name, "%s: Switchyard's organizations have no %s (an organization bounds its teams' models and holds one account for their keys; keep labels in metadata)", name, name)
 		}
 	}
 	var blocked *bool
@@ -421,7 +421,7 @@ func applyOrganizationFields(o *organization, fields map[string]json.RawMessage,
 			continue
 		}
 		bad := func(want string) error {
-			return litellmInvalid(name, "%s: must be %s, got %s", name, want, raw)
+			return paramError(name, "%s: must be %s, got %s", name, want, raw)
 		}
 		switch name {
 		case "organization_id":
@@ -484,7 +484,7 @@ func applyOrganizationFields(o *organization, fields map[string]json.RawMessage,
 				return nil, bad("a whole number")
 			}
 			if !isNull && v == 0 {
-				return nil, litellmInvalid(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the organization send blocked true or max_budget 0; null for no bound", name)
+				return nil, paramError(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the organization send blocked true or max_budget 0; null for no bound", name)
 			}
 			if name == "tpm_limit" {
 				o.TokensPerMinute = v
@@ -517,7 +517,7 @@ func applyOrganizationFields(o *organization, fields map[string]json.RawMessage,
 	}
 	switch {
 	case budgetBlock && blocked != nil && !*blocked:
-		return nil, litellmInvalid("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the organization)")
+		return nil, paramError("blocked", "blocked: false contradicts max_budget 0 (a budget of nothing blocks the organization)")
 	case budgetBlock:
 		o.Blocked, o.BudgetBlock = true, blocked == nil
 	case blocked != nil:
@@ -542,7 +542,7 @@ func (s *Server) createOrganization(ctx context.Context, g *completions.Gateway,
 	var id string
 	if raw, ok := fields["organization_id"]; ok && !isJSONNull(raw) {
 		if json.Unmarshal(raw, &id) != nil {
-			return nil, litellmInvalid("organization_id", "organization_id: must be a string, got %s", raw)
+			return nil, paramError("organization_id", "organization_id: must be a string, got %s", raw)
 		}
 	}
 	if id == "" {

@@ -201,9 +201,7 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	secret := realtimeSecretOf(r)
 	if secret != nil {
 		if model != "" && !sameRealtimeModel(g, model, secret.Model) {
-			ae := Errorf(http.StatusBadRequest, KindBadRequest, "this client secret opens sessions of %s, not %s", secret.Model, model)
-			ae.Param = "model"
-			return s.openAIError(w, r, ae)
+			return s.openAIError(w, r, paramError("model", "this client secret opens sessions of %s, not %s", secret.Model, model))
 		}
 		if realtimeBeta(r) && secret.Session != nil {
 			return s.openAIError(w, r, Errorf(http.StatusBadRequest, KindBadRequest,

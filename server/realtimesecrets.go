@@ -181,13 +181,6 @@ func (req *RealtimeClientSecretRequest) ttl() (time.Duration, error) {
 	return ttl, nil
 }
 
-// paramError is a 400 naming field.
-func paramError(field, format string, args ...any) *APIError {
-	ae := Errorf(http.StatusBadRequest, KindBadRequest, format, args...)
-	ae.Param = field
-	return ae
-}
-
 // realtimeSecretSession checks raw, a client secret request's session, and returns its
 // model and the configuration to apply (raw without its model; nil when nothing is left
 // but its type).
@@ -342,9 +335,7 @@ func applyRealtimeSession(ctx context.Context, up *websocket.Conn, session json.
 				Message string `json:"message"`
 			}
 			json.Unmarshal(ev["error"], &e)
-			ae := Errorf(http.StatusBadRequest, KindBadRequest, "the provider refused the client secret's session configuration: %s", e.Message)
-			ae.Param = "session"
-			return nil, ae
+			return nil, paramError("session", "the provider refused the client secret's session configuration: %s", e.Message)
 		}
 	}
 }

@@ -16,16 +16,7 @@ import (
 // key's tags reach the gateway as the request's inherited tags.
 func TestTagFailOpenKeepsTheKeysTags(t *testing.T) {
 	var freeCalls, paidCalls atomic.Int64
-	upstream := func(calls *atomic.Int64) *httptest.Server {
-		up := &fakeOpenAIUpstream{}
-		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			calls.Add(1)
-			up.ServeHTTP(w, r)
-		}))
-		t.Cleanup(hs.Close)
-		return hs
-	}
-	free, paid := upstream(&freeCalls), upstream(&paidCalls)
+	free, paid := countingUpstream(t, &freeCalls), countingUpstream(t, &paidCalls)
 	reg := providers.NewRegistry(
 		providers.NewOpenAI(providers.Config{Name: "free", BaseURL: free.URL + "/v1", APIKey: "sk-free"}),
 		providers.NewOpenAI(providers.Config{Name: "paid", BaseURL: paid.URL + "/v1", APIKey: "sk-paid"}))

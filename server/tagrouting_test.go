@@ -13,22 +13,24 @@ import (
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
+// countingUpstream is a fakeOpenAIUpstream counting its calls in calls.
+func countingUpstream(t *testing.T, calls *atomic.Int64) *httptest.Server {
+	up := &fakeOpenAIUpstream{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		up.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
+}
+
 // TestTagRoutingOverHTTP: an OpenAI-style request with metadata.tags (or LiteLLM's
 // x-litellm-tags header) to a tag-filtered model group reaches only the deployment carrying
 // its tag; one an untagged request would not use and no deployment's tag selects is LiteLLM's
 // 401 naming the model and the tags; /model/info shows each deployment's tags.
 func TestTagRoutingOverHTTP(t *testing.T) {
 	var freeCalls, paidCalls atomic.Int64
-	upstream := func(calls *atomic.Int64) *httptest.Server {
-		up := &fakeOpenAIUpstream{}
-		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			calls.Add(1)
-			up.ServeHTTP(w, r)
-		}))
-		t.Cleanup(hs.Close)
-		return hs
-	}
-	free, paid := upstream(&freeCalls), upstream(&paidCalls)
+	free, paid := countingUpstream(t, &freeCalls), countingUpstream(t, &paidCalls)
 	reg := providers.NewRegistry(
 		providers.NewOpenAI(providers.Config{Name: "free", BaseURL: free.URL + "/v1", APIKey: "sk-free"}),
 		providers.NewOpenAI(providers.Config{Name: "paid", BaseURL: paid.URL + "/v1", APIKey: "sk-paid"}))

@@ -205,15 +205,15 @@ func litellmUserTaken(err error) error {
 	case !errors.As(err, &te):
 		return err
 	case te.Field == "user_id":
-		return litellmInvalid("user_id", "User with id %s already exists: pass a new user_id, or change this one with POST /user/update", te.Value)
+		return paramError("user_id", "User with id %s already exists: pass a new user_id, or change this one with POST /user/update", te.Value)
 	}
-	return litellmInvalid(te.Field, "%s: %s is the address of user %s already", te.Field, te.Value, te.Other)
+	return paramError(te.Field, "%s: %s is the address of user %s already", te.Field, te.Value, te.Other)
 }
 
 // storedUserOf reads owner's user id through rd, or answers 404 naming user_id.
 func storedUserOf(ctx context.Context, rd store.Reader, owner, id string) (storedUser, error) {
 	if id == "" {
-		return storedUser{}, litellmInvalid("user_id", "user_id: required: the user's id")
+		return storedUser{}, paramError("user_id", "user_id: required: the user's id")
 	}
 	return ownedRecord[storedUser](ctx, rd, store.Users, owner, id, "user", func() error {
 		return paramNotFound("user_id", "User %s not found: no user of this key has this user_id (POST /api/v1/users or /user/new makes one)", id)
