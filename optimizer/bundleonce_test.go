@@ -45,6 +45,17 @@ func storedBundleKeys(t *testing.T, st *store.Store) []string {
 	return keys
 }
 
+// storedBundlesLeft waits up to 10 s for store.OptimizationBundles to be empty (an ended
+// job's bundle goes just after its ended status is saved) and returns the keys left.
+func storedBundlesLeft(t *testing.T, st *store.Store) []string {
+	t.Helper()
+	keys := storedBundleKeys(t, st)
+	for deadline := time.Now().Add(10 * time.Second); len(keys) != 0 && time.Now().Before(deadline); keys = storedBundleKeys(t, st) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return keys
+}
+
 // TestJobRunsTheBundleCheckedAtSubmit: the bundle was downloaded at submit (to check it)
 // and again when the job started, so a presigned input_url that expired while the job was
 // queued failed it. The job now runs the copy downloaded at submit: one download in all,
@@ -66,7 +77,7 @@ func TestJobRunsTheBundleCheckedAtSubmit(t *testing.T) {
 	if n := fetches.Load(); n != 1 {
 		t.Errorf("the bundle was downloaded %d times, want once (at submit)", n)
 	}
-	if keys := storedBundleKeys(t, e.st); len(keys) != 0 {
+	if keys := storedBundlesLeft(t, e.st); len(keys) != 0 {
 		t.Errorf("the ended job's bundle is still stored: %v", keys)
 	}
 }
@@ -114,7 +125,7 @@ func TestStoredBundleSurvivesRestart(t *testing.T) {
 	if n := fetches.Load(); n != 1 {
 		t.Errorf("the bundle was downloaded %d times, want once (at submit)", n)
 	}
-	if keys := storedBundleKeys(t, e.st); len(keys) != 0 {
+	if keys := storedBundlesLeft(t, e.st); len(keys) != 0 {
 		t.Errorf("stored bundles left after the restart and the job's end: %v", keys)
 	}
 }

@@ -163,7 +163,7 @@ func TestSharedQueue(t *testing.T) {
 		t.Fatalf("handed-over job: attempts %d, %v; want 1 (the graceful stop is not counted)", rec.Attempts, err)
 	}
 	// Every job ended or was deleted: no stored bundle is left.
-	if keys := storedBundleKeys(t, replica.store); len(keys) != 0 {
+	if keys := storedBundlesLeft(t, replica.store); len(keys) != 0 {
 		t.Errorf("stored bundles left: %v", keys)
 	}
 }
