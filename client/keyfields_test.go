@@ -94,3 +94,33 @@ func TestKeyMaxParallelRequestsAndAliases(t *testing.T) {
 		t.Fatalf("an alias of an unrouted model: %v", err)
 	}
 }
+
+// TestKeyAndTeamRouterSettings: the Go client sets, reads and replaces a virtual key's and
+// a team's router settings (a zero RouterSettings removes them), and the server's refusal
+// of a bad setting reaches it as a 422 naming it.
+func TestKeyAndTeamRouterSettings(t *testing.T) {
+	c, _ := realServer(t, completionsOptions(t))
+	ctx := context.Background()
+	two, timeout := 2, 30.0
+	tm, err := c.CreateTeam(ctx, &client.TeamRequest{RouterSettings: &client.RouterSettings{NumRetries: &two}})
+	if err != nil || tm.RouterSettings == nil || *tm.RouterSettings.NumRetries != 2 {
+		t.Fatalf("team: %+v %v", tm, err)
+	}
+	vk, err := c.IssueKey(ctx, &client.KeyRequest{TeamID: tm.TeamID, RouterSettings: &client.RouterSettings{TimeoutSeconds: &timeout,
+		Fallbacks: []map[string][]string{{"openai/gpt-4o": {"openai/gpt-4o-mini"}}}}})
+	if err != nil || vk.RouterSettings == nil || *vk.RouterSettings.TimeoutSeconds != 30 || vk.RouterSettings.Fallbacks[0]["openai/gpt-4o"][0] != "openai/gpt-4o-mini" {
+		t.Fatalf("issue: %+v %v", vk, err)
+	}
+	got, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{RouterSettings: &client.RouterSettings{}})
+	if err != nil || got.RouterSettings != nil {
+		t.Fatalf("removed: %+v %v", got, err)
+	}
+	if tm, err = c.UpdateTeam(ctx, tm.TeamID, &client.TeamUpdate{RouterSettings: &client.RouterSettings{}}); err != nil || tm.RouterSettings != nil {
+		t.Fatalf("team's removed: %+v %v", tm, err)
+	}
+	eleven := 11
+	var apiErr *client.Error
+	if _, err := c.UpdateKey(ctx, vk.ID, &client.KeyUpdate{RouterSettings: &client.RouterSettings{NumRetries: &eleven}}); !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnprocessableEntity || !strings.Contains(apiErr.Message, "router_settings.num_retries") {
+		t.Fatalf("num_retries 11: %v", err)
+	}
+}

@@ -34,6 +34,10 @@ type KeyRequest struct {
 	// naming one (as a chat request's model, or in a completions request's Models or
 	// FallbackModels) is sent to the model it stands for, which Models must allow.
 	Aliases map[string]string `json:"aliases,omitempty"`
+	// RouterSettings are the key's own retries, timeout and fallbacks (LiteLLM's key
+	// router_settings), applied to each of its requests in place of its team's and the
+	// server's; nil for none.
+	RouterSettings *RouterSettings `json:"router_settings,omitempty"`
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Metadata are labels kept and shown with the key (a JSON object of at most 16 KiB).
@@ -100,7 +104,9 @@ type VirtualKey struct {
 	// MaxParallelRequests and Aliases are the key's, as KeyRequest describes them.
 	MaxParallelRequests int               `json:"max_parallel_requests,omitempty"`
 	Aliases             map[string]string `json:"aliases,omitempty"`
-	CreatedAt           time.Time         `json:"created_at"`
+	// RouterSettings are the key's own (nil: its team's apply, else the server's).
+	RouterSettings *RouterSettings `json:"router_settings,omitempty"`
+	CreatedAt      time.Time       `json:"created_at"`
 	// ExpiresAt is when the key stops working; nil for never.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	// Expired: the key is past ExpiresAt and refused.
@@ -256,6 +262,9 @@ type KeyUpdate struct {
 	MaxParallelRequests *int
 	// Aliases replaces the key's aliases whole when not nil; empty (non-nil) removes them.
 	Aliases map[string]string
+	// RouterSettings replaces the key's router settings whole when not nil; a zero
+	// RouterSettings removes them (its team's apply again).
+	RouterSettings *RouterSettings
 	// Models replaces the key's list when not nil; empty (non-nil) allows every model.
 	Models []string
 	// ClearExpiry removes the key's expiry.
@@ -315,6 +324,7 @@ func (c *Client) UpdateKey(ctx context.Context, id string, u *KeyUpdate) (*Virtu
 		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
 		set("max_parallel_requests", u.MaxParallelRequests, u.MaxParallelRequests != nil)
 		set("aliases", u.Aliases, u.Aliases != nil)
+		set("router_settings", u.RouterSettings, u.RouterSettings != nil)
 		set("expires_at", u.ExpiresAt, u.ExpiresAt != nil)
 		set("expires_at", nil, u.ClearExpiry)
 		set("metadata", u.Metadata, u.Metadata != nil)
@@ -339,4 +349,20 @@ func (b patchBody) set(name string, v any, ok bool) {
 	if ok {
 		b[name] = v
 	}
+}
+
+// RouterSettings are a virtual key's or a team's own router settings (LiteLLM's key and
+// team router_settings). A request of a key applies the key's when it has any, else its
+// team's, else the server's: whole, never merged setting by setting.
+type RouterSettings struct {
+	// NumRetries replaces the server's retries per model (0 to 10) for requests that set
+	// no max_retries of their own; nil keeps the server's.
+	NumRetries *int `json:"num_retries,omitempty"`
+	// TimeoutSeconds bounds each request, and each upstream call, in seconds (above 0, at
+	// most 3600); nil keeps the server's timeouts. A request's own timeout still wins.
+	TimeoutSeconds *float64 `json:"timeout,omitempty"`
+	// Fallbacks are LiteLLM's router fallbacks: [{"gpt-4o": ["claude-sonnet-4-5"]}]: a
+	// request naming gpt-4o tries them after its own fallbacks; the model "*" stands for
+	// every model without an entry of its own.
+	Fallbacks []map[string][]string `json:"fallbacks,omitempty"`
 }

@@ -39,6 +39,9 @@ type TeamRequest struct {
 	// keys carries them after the key's own, for tag routing, tag budgets (CreateTag) and
 	// spend per tag. The server keeps them as Metadata's tags; given both, Tags win.
 	Tags []string `json:"tags,omitempty"`
+	// RouterSettings are the retries, timeout and fallbacks of the team's keys that have
+	// none of their own (LiteLLM's team router_settings); nil for none.
+	RouterSettings *RouterSettings `json:"router_settings,omitempty"`
 }
 
 // Team describes a team.
@@ -66,6 +69,8 @@ type Team struct {
 	KeyIDs []string `json:"key_ids"`
 	// Tags are the team's tags, its Metadata's tags (none: nil).
 	Tags []string `json:"tags,omitempty"`
+	// RouterSettings are the team's router settings (nil: none).
+	RouterSettings *RouterSettings `json:"router_settings,omitempty"`
 }
 
 // TeamUpdate changes a team (PATCH /api/v1/teams/{id}): the fields set replace the team's;
@@ -90,6 +95,9 @@ type TeamUpdate struct {
 	// Tags replaces the team's tags alone when not nil (its other labels kept); empty
 	// (non-nil) removes them. Beside Metadata with a tags label Tags win and replace it.
 	Tags []string
+	// RouterSettings replaces the team's router settings whole when not nil; a zero
+	// RouterSettings removes them.
+	RouterSettings *RouterSettings
 }
 
 // TeamDeletion is DeleteTeam's answer: the team's virtual keys are revoked with it.
@@ -153,6 +161,7 @@ func (c *Client) UpdateTeam(ctx context.Context, id string, u *TeamUpdate) (*Tea
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("organization_id", u.OrganizationID, u.OrganizationID != nil)
 		set("tags", u.Tags, u.Tags != nil)
+		set("router_settings", u.RouterSettings, u.RouterSettings != nil)
 	}
 	var out Team
 	if err := c.do(ctx, http.MethodPatch, "/api/v1/teams/"+url.PathEscape(id), nil, body, &out); err != nil {

@@ -237,7 +237,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 // the checks of req alone that prepare makes before it reads or takes anything.
 func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []target, err error) {
 	req.userAgent, req.inheritedTags = scope.UserAgent, scope.InheritedTags
-	addScopeFallbacks(scope, req)
+	g.addScopeFallbacks(scope, req)
 	primary, fallback, err = g.validate(req)
 	if err != nil {
 		return nil, nil, err
@@ -1254,8 +1254,12 @@ func (g *Gateway) finish(ctx context.Context, p *plan, resp *Response) {
 // addScopeFallbacks appends to req.FallbackModels the scope's own fallbacks for the model
 // req names first (Scope.Fallbacks, else its "*" entry), leaving out names the request
 // already holds: admission may run twice for one request (admissible, then prepare), and
-// a fallback the caller named is tried where the caller put it.
-func addScopeFallbacks(scope Scope, req *Request) {
+// a fallback the caller named is tried where the caller put it. A fallback the scope's
+// budget does not allow, or that no longer resolves (the server's models changed since
+// the key's settings were made), is passed over: the scope's settings must not refuse a
+// request the caller could make without them (a team's "*" fallback, say, beside a key
+// of narrower models).
+func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
 	if len(scope.Fallbacks) == 0 || len(req.Models) == 0 {
 		return
 	}
@@ -1264,8 +1268,16 @@ func addScopeFallbacks(scope Scope, req *Request) {
 		fbs = scope.Fallbacks["*"]
 	}
 	for _, m := range fbs {
-		if !slices.Contains(req.Models, m) && !slices.Contains(req.FallbackModels, m) {
-			req.FallbackModels = append(req.FallbackModels, m)
+		if slices.Contains(req.Models, m) || slices.Contains(req.FallbackModels, m) {
+			continue
 		}
+		ts, err := g.resolve("fallback_models", []string{m}, req.Search, req.ephemeral)
+		if err != nil || len(ts) == 0 {
+			continue
+		}
+		if b := scope.Budget; b != nil && g.budgetAllows(b, []string{m}, ts) != nil {
+			continue
+		}
+		req.FallbackModels = append(req.FallbackModels, m)
 	}
 }

@@ -92,6 +92,9 @@ type keyRequest struct {
 	ModelRPMLimit  map[string]int64          `json:"model_rpm_limit,omitempty" jsonschema:"description=Requests per minute of single models of the key (LiteLLM's model_rpm_limit): an object of models each a number (0 refuses every request for it): each model called is counted (a fallback in its own); past it the model is skipped for the request's next one and a request all of whose models are refused is a 429 with Retry-After (across replicas on PostgreSQL give or take --limits-sync-interval); given on PATCH it replaces them all"`
 	ModelTPMLimit  map[string]int64          `json:"model_tpm_limit,omitempty" jsonschema:"description=Tokens per minute of single models of the key (LiteLLM's model_tpm_limit): an object of models each a number: once the answers for the model used them in the last minute a request for it is a 429 with Retry-After (across replicas as model_rpm_limit); given on PATCH it replaces them all"`
 
+	// RouterSettings are the key's own retries, timeout and fallbacks (routersettings.go).
+	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The key's own router settings (LiteLLM's key router_settings): num_retries and timeout and fallbacks applied to every request of the key in place of its team's (a key without any takes its team's whole) and the server's; given on PATCH they replace the key's whole\\, {} or null removes them"`
+
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).
 	budgetBlock bool
@@ -131,6 +134,8 @@ type virtualKey struct {
 	TeamID         string            `json:"team_id,omitempty" jsonschema:"description=The team the key belongs to"`
 	OrganizationID string            `json:"organization_id,omitempty" jsonschema:"description=The organization a key without a team belongs to (a key of a team is in the team's organization)"`
 	MCPServers     []string          `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers the key may use (absent: every one)"`
+	// RouterSettings are the key's own retries, timeout and fallbacks (absent: its team's).
+	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The key's own router settings (absent: its team's apply\\, else the server's)"`
 	// UserID is the user the key is made for: its metadata.user_id, answered apart and not
 	// stored apart.
 	UserID string `json:"user_id,omitempty" jsonschema:"description=The user the key is made for (its metadata.user_id); absent for none"`
@@ -510,6 +515,9 @@ func checkKeyRequest(g *completions.Gateway, req keyRequest, now time.Time, chec
 	if err := checkKeyAliases(g, req.Aliases); err != nil {
 		return l, err
 	}
+	if err := checkRouterSettings(g, req.RouterSettings); err != nil {
+		return l, err
+	}
 	if req.BudgetDuration != "" {
 		d, err := parseBudgetDuration(req.BudgetDuration)
 		if err == nil && (d < time.Second || d > 3660*24*time.Hour) {
@@ -786,6 +794,7 @@ func (req keyRequest) applyTo(vk *virtualKey, limits completions.BudgetLimits) {
 	vk.Name, vk.Models, vk.MaxBudgetUSD, vk.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	vk.MaxTokens, vk.MaxRequests, vk.RequestsPerMinute, vk.TokensPerMinute = req.MaxTokens, req.MaxRequests, req.RequestsPerMinute, req.TokensPerMinute
 	vk.MaxParallelRequests, vk.Aliases = req.MaxParallelRequests, maps.Clone(req.Aliases)
+	vk.RouterSettings = req.RouterSettings.normalized()
 	if len(vk.Aliases) == 0 {
 		vk.Aliases = nil
 	}
@@ -834,7 +843,8 @@ func putKeyRecords(ctx context.Context, tx store.Tx, owner, hash string, vk *vir
 	}
 	tags, _ := keyTags(vk.Metadata) // checked when set; an invalid label an earlier build kept is left out
 	doc, _ := json.Marshal(keyScopeDoc{Tag: "key:" + vk.ID, Budget: "key/" + vk.ID, KeyID: vk.ID, RequestsPerMinute: vk.RequestsPerMinute, Guardrails: vk.Guardrails, TeamID: vk.TeamID, MCPServers: vk.MCPServers, UserID: keyUserID(*vk),
-		OrganizationID: vk.OrganizationID, Tags: tags, TagsRead: true, KeyAlias: vk.Name, MaxParallel: vk.MaxParallelRequests, Aliases: vk.Aliases})
+		OrganizationID: vk.OrganizationID, Tags: tags, TagsRead: true, KeyAlias: vk.Name, MaxParallel: vk.MaxParallelRequests, Aliases: vk.Aliases,
+		RouterSettings: vk.RouterSettings})
 	if err := store.PutJSON(ctx, tx, store.ScopedKeys, hash, storedScopedKey{Owner: owner, Scope: doc, ExpiresAt: expires}); err != nil {
 		return err
 	}
@@ -1052,7 +1062,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			ExpiresAt: rec.ExpiresAt, Metadata: rec.Metadata, Blocked: rec.Blocked, Guardrails: rec.Guardrails, budgetBlock: rec.BudgetBlock, TeamID: rec.TeamID,
 			MCPServers: rec.MCPServers, BudgetID: rec.BudgetID, OrganizationID: rec.OrganizationID,
 			ModelMaxBudget: rec.ModelMaxBudget, ModelRPMLimit: rec.ModelRPMLimit, ModelTPMLimit: rec.ModelTPMLimit,
-			MaxParallelRequests: rec.MaxParallelRequests, Aliases: rec.Aliases}
+			MaxParallelRequests: rec.MaxParallelRequests, Aliases: rec.Aliases, RouterSettings: rec.RouterSettings}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
 		}
@@ -1068,6 +1078,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		if _, ok := given["aliases"]; ok {
 			req.Aliases = nil // replaced whole, not merged
+		}
+		if _, ok := given["router_settings"]; ok {
+			req.RouterSettings = nil // replaced whole, not merged
 		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
@@ -1132,6 +1145,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 		}
 		if _, given := given["aliases"]; !given {
 			check.Aliases = nil // kept as they are, even one naming a model no longer served
+		}
+		if _, given := given["router_settings"]; !given {
+			check.RouterSettings = nil // kept as they are, even a fallback no longer served
 		}
 		limits, err := checkKeyRequest(g, check, time.Now().UTC(), modelsGiven)
 		if err != nil {

@@ -46,6 +46,7 @@ var litellmFieldNames = map[string]string{
 	// max_parallel_requests and aliases: the same names (keyRequest's own).
 	"max_parallel_requests": "max_parallel_requests",
 	"aliases":               "aliases",
+	"router_settings":       "router_settings",
 }
 
 // litellmBudgetIDFields are LiteLLM's key fields a budget_id sets.
@@ -78,7 +79,6 @@ var litellmRefused = map[string]string{
 	"tpm_limit_type":               "Switchyard's tpm_limit is a plain bound (no throughput types)",
 	"tpd_limit":                    "Switchyard has no tokens-per-day bound: use tpm_limit, or max_budget with budget_duration",
 	"allowed_vector_store_indexes": "Switchyard has no vector stores",
-	"router_settings":              "Switchyard has no per-key router settings",
 	"access_group_ids":             "Switchyard has no access groups: list the models in models",
 	"duration_type":                "not supported",
 	"new_key":                      "Switchyard mints every key itself (sy-vk-…, shown once) and takes none chosen by the caller: omit new_key",
@@ -113,6 +113,8 @@ type litellmKeyRequest struct {
 	ModelMaxBudget map[string]litellmModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models: {gpt-4o: {budget_limit: 10\\, time_period: 1d}} (a plain number: a budget for all time); a model whose budget is spent is skipped for the request's next model (its fallbacks or a group's other members) and a request all of whose models are refused gets LiteLLM's 400 budget_exceeded while the key's other models still work; the model that answers is charged; models named as in models; null or {} on /key/update removes them"`
 	ModelRPMLimit  map[string]int64              `json:"model_rpm_limit,omitempty" jsonschema:"description=Requests per minute of single models: {gpt-4o: 10}; past it the model is skipped for the request's next one (a fallback) and a request all of whose models are refused is a 429 with Retry-After (shared across replicas as rpm_limit); 0 refuses every request for the model; null or {} on /key/update removes them"`
 	ModelTPMLimit  map[string]int64              `json:"model_tpm_limit,omitempty" jsonschema:"description=Tokens per minute of single models: {gpt-4o: 10000}; once the model's answers used them in the last minute a request for it is a 429 with Retry-After (shared across replicas as tpm_limit); null or {} on /key/update removes them"`
+	// RouterSettings are LiteLLM's key router_settings (routersettings.go).
+	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The key's own router settings (LiteLLM's key router_settings): num_retries (or max_retries) and timeout (seconds) and fallbacks ([{gpt-4o: [claude-sonnet-4-5]}]) for every request of the key in place of its team's (whole: a key with any takes none of its team's) and the server's; the other settings of LiteLLM's router are the server's and refused when they ask for something; null or {} on /key/update removes them"`
 }
 
 // litellmObjectPermission is LiteLLM's object_permission of a key, as far as Switchyard has
@@ -144,6 +146,8 @@ type litellmKeyInfo struct {
 	Guardrails          []string          `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs"`
 	MaxParallelRequests *int              `json:"max_parallel_requests" jsonschema:"description=Requests of the key in flight at once; null for no bound"`
 	Aliases             map[string]string `json:"aliases" jsonschema:"description=The key's own model names and the models they stand for ({} for none)"`
+	// RouterSettings are the key's own retries, timeout and fallbacks.
+	RouterSettings *routerSettings `json:"router_settings" jsonschema:"description=The key's own router settings ({} for none: its team's apply\\, else the server's)"`
 	// ObjectPermission says which MCP servers the key may use.
 	ObjectPermission litellmObjectPermission `json:"object_permission"`
 	CreatedAt        time.Time               `json:"created_at"`
@@ -749,7 +753,7 @@ func litellmFields(fields map[string]json.RawMessage, update bool, now time.Time
 				native[litellmFieldNames[name]] = json.RawMessage(`""`)
 			case update && name == "guardrails":
 				native[litellmFieldNames[name]] = json.RawMessage(`[]`)
-			case update && name == "aliases":
+			case update && (name == "aliases" || name == "router_settings"):
 				native[litellmFieldNames[name]] = json.RawMessage(`null`) // removed
 			case update:
 				native[litellmFieldNames[name]] = json.RawMessage(`0`)
@@ -936,7 +940,7 @@ var litellmNativeNames = []litellmName{
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"soft_budget_usd", "soft_budget"},
 	{"mcp_servers", "object_permission.mcp_servers"}, {"budget_id", "budget_id"},
 	{"model_max_budget", "model_max_budget"}, {"model_rpm_limit", "model_rpm_limit"}, {"model_tpm_limit", "model_tpm_limit"},
-	{"max_parallel_requests", "max_parallel_requests"}, {"aliases", "aliases"},
+	{"max_parallel_requests", "max_parallel_requests"}, {"aliases", "aliases"}, {"router_settings", "router_settings"},
 }
 
 // litellmKeyOf reads owner's virtual key that ref names: its token (vk_…), the key itself,
@@ -1030,6 +1034,10 @@ func litellmInfoOf(vk virtualKey, teamOrgs map[string]string) litellmKeyInfo {
 	info.Aliases = vk.Aliases
 	if info.Aliases == nil {
 		info.Aliases = map[string]string{}
+	}
+	info.RouterSettings = vk.RouterSettings
+	if info.RouterSettings == nil {
+		info.RouterSettings = &routerSettings{}
 	}
 	if vk.MaxParallelRequests > 0 {
 		info.MaxParallelRequests = &vk.MaxParallelRequests

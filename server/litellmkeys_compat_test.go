@@ -140,7 +140,7 @@ func TestLiteLLMDurationsAndEmptyFields(t *testing.T) {
 		}
 	}
 	for body, field := range map[string]string{`{"auto_rotate":true}`: "auto_rotate", `{"new_field":{"a":[1]}}`: "new_field",
-		`{"router_settings":{"num_retries":0}}`: "router_settings", `{"object_permission":{"vector_stores":["vs_1"]}}`: "object_permission"} {
+		`{"router_settings":{"routing_strategy":"least-busy"}}`: "router_settings.routing_strategy", `{"object_permission":{"vector_stores":["vs_1"]}}`: "object_permission"} {
 		wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, body), http.StatusBadRequest, field)
 	}
 }

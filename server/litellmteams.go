@@ -35,6 +35,8 @@ var litellmTeamFieldNames = map[string]string{
 	"tags":            "tags",
 	// LiteLLM's team max_parallel_requests (its team_max_parallel_requests of a key).
 	"max_parallel_requests": "max_parallel_requests",
+	// LiteLLM's team router_settings (its key's when the key has none).
+	"router_settings": "router_settings",
 }
 
 // litellmTeamNativeNames are teamRequest's field names and LiteLLM's, for the failures.
@@ -43,6 +45,7 @@ var litellmTeamNativeNames = []litellmName{
 	{"requests_per_minute", "rpm_limit"}, {"budget_duration", "budget_duration"},
 	{"models", "models"}, {"metadata", "metadata"}, {"team_id", "team_id"}, {"blocked", "blocked"},
 	{"organization_id", "organization_id"}, {"tags", "tags"}, {"max_parallel_requests", "max_parallel_requests"},
+	{"router_settings", "router_settings"},
 }
 
 // litellmTeam is a team as LiteLLM's /team/new, /team/update and /team/block describe one
@@ -65,6 +68,8 @@ type litellmTeam struct {
 	Keys                []string                `json:"keys" jsonschema:"description=The tokens (vk_…) of the team's virtual keys"`
 	MembersWithRoles    []litellmMemberWithRole `json:"members_with_roles" jsonschema:"description=The team's members (POST /team/member_add) with their roles"`
 	OrganizationID      *string                 `json:"organization_id" jsonschema:"description=The organization the team is in; null for none"`
+	// RouterSettings are the team's retries, timeout and fallbacks.
+	RouterSettings *routerSettings `json:"router_settings" jsonschema:"description=The team's router settings for its keys without their own ({} for none)"`
 }
 
 // litellmListedTeam is a team of GET /team/list as LiteLLM lists one: its keys are the key
@@ -121,6 +126,8 @@ type litellmTeamRequest struct {
 	Blocked             *bool          `json:"blocked,omitempty" jsonschema:"description=true: every key of the team refuses every request"`
 	OrganizationID      *string        `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (its models bound the team's; its account holds the team's keys' spend too); null on /team/update takes the team out"`
 	Tags                []string       `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags and answered there): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag; beside metadata with a tags label they win (the label is replaced by them\\, as on LiteLLM); null on /team/update removes them"`
+	// RouterSettings are LiteLLM's team router_settings (routersettings.go).
+	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The team's router settings (LiteLLM's team router_settings): num_retries (or max_retries) and timeout (seconds) and fallbacks ([{gpt-4o: [claude-sonnet-4-5]}]) for every request of a key of the team that has no router_settings of its own; null or {} on /team/update removes them"`
 }
 
 // litellmTeamPath reports the team paths answered in LiteLLM's error envelope.
@@ -377,6 +384,8 @@ func litellmTeamFields(fields map[string]json.RawMessage, update bool) (json.Raw
 			return nil, block, paramError(name, "%s: 0 blocks every request on LiteLLM, which Switchyard's limit cannot express: to block the team send max_budget 0 or POST /team/block; null for no bound", name)
 		case name == "tags" && !isNull && !isStringList(raw):
 			return nil, block, paramError(name, "tags: must be a list of tags (strings), got %s", raw)
+		case name == "router_settings" && isNull && update:
+			native[to] = json.RawMessage(`null`) // the team's router settings removed
 		case name == "tags" && isNull && update:
 			native[to] = json.RawMessage(`null`) // the team's tags removed
 		case name == "models" && isNull && update:
@@ -423,6 +432,10 @@ func litellmTeamOf(t team) litellmTeam {
 	}
 	if out.Keys == nil {
 		out.Keys = []string{}
+	}
+	out.RouterSettings = t.RouterSettings
+	if out.RouterSettings == nil {
+		out.RouterSettings = &routerSettings{}
 	}
 	if t.Name != "" {
 		out.TeamAlias = &t.Name

@@ -376,6 +376,9 @@ type keyScopeDoc struct {
 	MaxParallel int `json:"max_parallel,omitempty"`
 	// Aliases are a virtual key's own model names (LiteLLM's key aliases).
 	Aliases map[string]string `json:"aliases,omitempty"`
+	// RouterSettings are a virtual key's own retries, timeout and fallbacks (nil: its
+	// team's, read with the team on every request).
+	RouterSettings *routerSettings `json:"router_settings,omitempty"`
 }
 
 // MintKey implements optimizer.KeyMinter.
@@ -473,6 +476,7 @@ func keyScopes(st *store.Store) ScopeResolver {
 			scope.MCPServers = s.MCPServers // Scope's MCP servers: /mcp and the mcp tools of /v1/responses
 			vk := virtualKeyScope{Scope: scope, KeyID: s.KeyID, RequestsPerMinute: s.RequestsPerMinute, TeamID: s.TeamID, UserID: s.UserID, Tags: s.Tags, KeyAlias: s.KeyAlias,
 				MaxParallel: s.MaxParallel, Aliases: s.Aliases}
+			var teamSettings *routerSettings
 			org := s.OrganizationID // a key without a team; a team's key is in the team's
 			if s.TeamID != "" {
 				t, err := joinTeam(ctx, st, owner, s.TeamID, b)
@@ -487,7 +491,9 @@ func keyScopes(st *store.Store) ScopeResolver {
 					vk.Tags = completions.AddTags(slices.Clone(vk.Tags), tt...)
 				}
 				org = t.OrganizationID
+				teamSettings = t.RouterSettings // read with the team: a /team/update applies at once
 			}
+			keyRouterSettings(s.RouterSettings, teamSettings).applyTo(&vk.Scope)
 			if org != "" {
 				o, err := joinOrganization(ctx, st, owner, org, b)
 				if err != nil {

@@ -54,6 +54,8 @@ type teamRequest struct {
 	OrganizationID      string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (POST /organization/new makes one): its models bound the team's and its account holds the team's keys' spend too; empty for none"`
 	// Tags are the team's tags, kept as metadata.tags (where LiteLLM's team-level tags are).
 	Tags []string `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag (at most 16 with a key's and the request's own); beside metadata with a tags label they win (the label is replaced by them); on PATCH they replace the team's tags alone (its other labels kept)\\, [] or null removes them"`
+	// RouterSettings are the team's retries, timeout and fallbacks (routersettings.go).
+	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The team's router settings (LiteLLM's team router_settings): num_retries and timeout and fallbacks applied to every request of a key of the team that has no router_settings of its own (a key's replace the team's whole); on PATCH they replace the team's whole\\, {} or null removes them"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it), as a virtual key's budgetBlock.
 	budgetBlock bool
@@ -75,6 +77,8 @@ type team struct {
 	Blocked             bool           `json:"blocked,omitempty"`
 	BudgetBlock         bool           `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /team/update lifts it"`
 	OrganizationID      string         `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in; absent for none"`
+	// RouterSettings are the team's retries, timeout and fallbacks (absent: the server's).
+	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The team's router settings for its keys without their own; absent for none"`
 	// Tags are the team's tags: its metadata.tags, answered apart and not stored apart.
 	Tags      []string  `json:"tags,omitempty" jsonschema:"description=The team's tags (its metadata.tags): every request of its keys carries them; absent for none"`
 	CreatedAt time.Time `json:"created_at"`
@@ -211,7 +215,7 @@ func checkTeamRequest(g *completions.Gateway, req teamRequest, checkModels bool)
 	}
 	l, err := checkKeyRequest(g, keyRequest{Name: req.Name, Models: req.Models, MaxBudgetUSD: req.MaxBudgetUSD, BudgetDuration: req.BudgetDuration,
 		RequestsPerMinute: req.RequestsPerMinute, TokensPerMinute: req.TokensPerMinute, Metadata: req.Metadata, Blocked: req.Blocked,
-		MaxParallelRequests: req.MaxParallelRequests}, time.Now(), checkModels)
+		MaxParallelRequests: req.MaxParallelRequests, RouterSettings: req.RouterSettings}, time.Now(), checkModels)
 	if err != nil {
 		return l, err
 	}
@@ -223,6 +227,7 @@ func (req teamRequest) applyTo(t *team, limits completions.BudgetLimits) {
 	t.Name, t.Models, t.MaxBudgetUSD, t.BudgetDuration = req.Name, limits.AllowedModels, req.MaxBudgetUSD, req.BudgetDuration
 	t.RequestsPerMinute, t.TokensPerMinute, t.Metadata, t.Blocked = req.RequestsPerMinute, req.TokensPerMinute, req.Metadata, req.Blocked
 	t.MaxParallelRequests = req.MaxParallelRequests
+	t.RouterSettings = req.RouterSettings.normalized()
 	t.BudgetBlock = req.Blocked && req.budgetBlock
 	t.OrganizationID = req.OrganizationID
 	if len(t.Models) == 0 {
@@ -366,12 +371,15 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 		}
 		req := teamRequest{TeamID: rec.TeamID, Name: rec.Name, Models: rec.Models, MaxBudgetUSD: rec.MaxBudgetUSD, BudgetDuration: rec.BudgetDuration,
 			RequestsPerMinute: rec.RequestsPerMinute, TokensPerMinute: rec.TokensPerMinute, Metadata: rec.Metadata, Blocked: rec.Blocked, MaxParallelRequests: rec.MaxParallelRequests,
-			OrganizationID: rec.OrganizationID, budgetBlock: rec.BudgetBlock}
+			OrganizationID: rec.OrganizationID, budgetBlock: rec.BudgetBlock, RouterSettings: rec.RouterSettings}
 		if _, ok := given["blocked"]; ok {
 			req.budgetBlock = false // blocked said outright (LiteLLM's max_budget 0 says it again in adjust)
 		}
 		if metadataGiven {
 			req.Metadata = nil // replaced whole, not merged
+		}
+		if _, ok := given["router_settings"]; ok {
+			req.RouterSettings = nil // replaced whole, not merged
 		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err
@@ -389,7 +397,11 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 		for _, a := range adjust {
 			a(&req, rec.team)
 		}
-		limits, err := checkTeamRequest(g, req, modelsGiven)
+		check := req
+		if _, given := given["router_settings"]; !given {
+			check.RouterSettings = nil // kept as they are, even a fallback no longer served
+		}
+		limits, err := checkTeamRequest(g, check, modelsGiven)
 		if err != nil {
 			return err
 		}
