@@ -106,9 +106,11 @@ type RealtimeSession struct {
 	usage     providers.RealtimeUsage
 	costs     Costs
 	responses int
-	lastBill  time.Time
-	ttft      time.Duration
-	once      sync.Once
+	// transcriptions counts the input audio transcriptions billed (BillTranscription).
+	transcriptions int
+	lastBill       time.Time
+	ttft           time.Duration
+	once           sync.Once
 }
 
 // BeginRealtime admits a realtime session of scope with model: a realtime model
@@ -324,10 +326,38 @@ func (s *RealtimeSession) Bill(ctx context.Context, u providers.RealtimeUsage) {
 	}
 	c := s.g.realtimeCost(s.p, t, u)
 	s.usage = s.usage.Add(u)
-	s.costs = addCosts(s.costs, c, s.responses == 0)
+	s.costs = addCosts(s.costs, c, s.responses == 0 && s.transcriptions == 0)
 	s.responses++
 	s.mu.Unlock()
 	s.g.account(ctx, s.p, t, u.Tokens(), c, true, false, latency)
+}
+
+// BillTranscription charges u, the usage of one transcription of the session's input audio
+// (OpenAI's conversation.item.input_audio_transcription.completed event, which a session
+// with input transcription on, or a transcription session, reports per audio segment), at
+// the transcription model's own rates (gpt-4o-transcribe's tokens, whisper-1's seconds: the
+// provider bills the transcription at its ASR model's price, not the realtime model's), to
+// the same budgets and ledger as Bill, under that model's name; model is the provider's name
+// of it ("gpt-4o-transcribe"), run by the session's provider. The tokens and cost join the
+// session's sum that End records.
+func (s *RealtimeSession) BillTranscription(ctx context.Context, model string, u providers.AudioUsage) {
+	s.mu.Lock()
+	t := s.t
+	now := s.g.opts.Now()
+	latency := now.Sub(s.lastBill)
+	s.lastBill = now
+	if s.responses == 0 && s.transcriptions == 0 {
+		s.ttft = max(now.Sub(s.begin), time.Nanosecond)
+	}
+	asr := target{name: t.provider + "/" + model, provider: t.provider, model: model, p: t.p, group: t.group}
+	c := s.g.audioCost(s.p, asr, u)
+	tokens := providers.RealtimeUsage{InputTokens: u.InputTokens, InputAudioTokens: u.InputAudioTokens, InputTextTokens: u.InputTokens - u.InputAudioTokens,
+		OutputTokens: u.OutputTokens, OutputTextTokens: u.OutputTokens}
+	s.usage = s.usage.Add(tokens)
+	s.costs = addCosts(s.costs, c, s.responses == 0 && s.transcriptions == 0)
+	s.transcriptions++
+	s.mu.Unlock()
+	s.g.account(ctx, s.p, asr, tokens.Tokens(), c, true, false, latency)
 }
 
 // addCosts is the sum of a and b; the sum's price is known when both are (b's alone when
@@ -362,7 +392,7 @@ func (s *RealtimeSession) end(ctx context.Context, err error) {
 		return
 	}
 	s.mu.Lock()
-	t, u, costs, n, ttft := s.t, s.usage, s.costs, s.responses, s.ttft
+	t, u, costs, n, ttft := s.t, s.usage, s.costs, s.responses+s.transcriptions, s.ttft
 	attempts := cloneAttempts(p.attempts)
 	s.mu.Unlock()
 	if n == 0 {

@@ -258,7 +258,7 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 			return nil
 		}
 	}
-	err = rel.run(ctx, client, up, func(u providers.RealtimeUsage) { sess.Bill(endCtx, u) })
+	err = rel.run(ctx, client, up, newRealtimeMeter(sess, endCtx).observe)
 	sess.End(endCtx, err)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.WarnContext(ctx, "realtime session ended abnormally", "model", sess.Model(), "err", err)
@@ -354,7 +354,7 @@ type relayEnd struct {
 // returns why the session ended: nil when a side closed it normally (1000 or 1001);
 // context.Canceled (with the cause) when the client went away without a close or the server
 // shut it down; the failure otherwise.
-func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn, bill func(providers.RealtimeUsage)) error {
+func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn, bill func(msg []byte)) error {
 	// The reads and writes do not take parent: a cancelled context makes the library cut
 	// the connection without a close, where the server closes it with 1001.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
@@ -395,19 +395,18 @@ func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn
 // their connections.
 const realtimeCloseWait = 10 * time.Second
 
-// pump copies messages from src to dst until one fails, billing each response.done's
-// usage (bill nil: none); it returns the failure: src's close or read failure, or dst's
-// write failure (wrapped in errRelayWrite).
-func pump(ctx context.Context, src, dst *websocket.Conn, bill func(providers.RealtimeUsage)) error {
+// pump copies messages from src to dst until one fails, handing each text message to bill
+// before it is handed on (bill nil: none; a realtimeMeter's observe bills what it reports);
+// it returns the failure: src's close or read failure, or dst's write failure (wrapped in
+// errRelayWrite).
+func pump(ctx context.Context, src, dst *websocket.Conn, bill func(msg []byte)) error {
 	for {
 		typ, msg, err := src.Read(ctx)
 		if err != nil {
 			return err
 		}
 		if bill != nil && typ == websocket.MessageText {
-			if u, ok := responseDoneUsage(msg); ok {
-				bill(u)
-			}
+			bill(msg)
 		}
 		if err := dst.Write(ctx, typ, msg); err != nil {
 			return &relayWriteError{err: err}

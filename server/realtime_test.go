@@ -27,6 +27,10 @@ const realtimeDoneUsage = `{"total_tokens":150,"input_tokens":100,"output_tokens
 	`"input_token_details":{"text_tokens":40,"audio_tokens":60,"cached_tokens":20,"cached_tokens_details":{"text_tokens":20,"audio_tokens":0}},` +
 	`"output_token_details":{"text_tokens":10,"audio_tokens":40}}`
 
+// realtimeTranscriptionTokens is the usage of each input audio transcription of a
+// token-priced model the scripted realtime upstream reports: 25 audio tokens in, 8 out.
+const realtimeTranscriptionTokens = `{"type":"tokens","total_tokens":33,"input_tokens":25,"input_token_details":{"text_tokens":0,"audio_tokens":25},"output_tokens":8}`
+
 // scriptedRealtime is a scripted upstream of OpenAI's Realtime API (a fake for tests): it
 // sends session.created, answers response.create with response.created and a response.done
 // reporting realtimeDoneUsage, session.update with session.updated (an error event for
@@ -84,6 +88,15 @@ func (u *scriptedRealtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case "close.me":
 			c.Close(websocket.StatusNormalClosure, "bye")
 			return
+		case "input_audio_buffer.commit":
+			// The input audio's transcription: whisper-1's usage by duration when the commit's
+			// event_id says "whisper", else a token-priced model's.
+			usage := realtimeTranscriptionTokens
+			if strings.Contains(string(msg), `"whisper"`) {
+				usage = `{"type":"duration","seconds":3}`
+			}
+			c.Write(ctx, websocket.MessageText, []byte(`{"type":"input_audio_buffer.committed","item_id":"item_1"}`))
+			c.Write(ctx, websocket.MessageText, []byte(`{"type":"conversation.item.input_audio_transcription.completed","event_id":"ev_t","item_id":"item_1","content_index":0,"transcript":"the session. said hi","usage":`+usage+`}`))
 		case "session.update":
 			// The session as configured: the update's fields over the model's session.
 			var upd struct {

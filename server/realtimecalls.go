@@ -193,7 +193,7 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 }
 
 // watchRealtimeCall reads the call's sideband until the call ends, billing each
-// response.done's usage as it comes. The provider closing the sideband normally (1000) is
+// response.done's usage, and each input audio transcription's, as it comes. The provider closing the sideband normally (1000) is
 // the call's end (nil); closing it going away (1001) or without a code hangs the call up
 // first, as it may go on; a sideband that breaks, or the server shutting down (rel
 // stopped), hangs the call up and returns why.
@@ -201,6 +201,7 @@ func (s *Server) watchRealtimeCall(ctx context.Context, sess *completions.Realti
 	readCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ended := make(chan error, 1)
+	meter := newRealtimeMeter(sess, ctx)
 	go func() {
 		for {
 			typ, msg, err := side.Read(readCtx)
@@ -209,9 +210,7 @@ func (s *Server) watchRealtimeCall(ctx context.Context, sess *completions.Realti
 				return
 			}
 			if typ == websocket.MessageText {
-				if u, ok := responseDoneUsage(msg); ok {
-					sess.Bill(ctx, u)
-				}
+				meter.observe(msg)
 			}
 		}
 	}()
