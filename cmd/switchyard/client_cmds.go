@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -425,9 +427,15 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // saveBestAgents writes the best agent.py of each result to path: as is for one result,
-// else with the model added before the extension (agent.openai_gpt-4o-mini.py). A result
-// without agent_code_url (the job ended before its baseline) is skipped with a note.
+// else with the model added before the extension (agent.openai_gpt-4o-mini.py; see
+// agentFileNames). A result without agent_code_url (the job ended before its baseline) is
+// skipped with a note.
 func saveBestAgents(ctx context.Context, o *client.AgentOptimizer, res *client.OptimizationResults, path string, stderr io.Writer) error {
+	models := make([]string, len(res.Results))
+	for i := range res.Results {
+		models[i] = res.Results[i].Model
+	}
+	names := agentFileNames(path, models)
 	for i := range res.Results {
 		r := &res.Results[i]
 		if r.AgentCodeURL == "" {
@@ -440,7 +448,7 @@ func saveBestAgents(ctx context.Context, o *client.AgentOptimizer, res *client.O
 		}
 		out := path
 		if len(res.Results) > 1 {
-			out = agentFileName(path, r.Model)
+			out = names[i]
 		}
 		if err := os.WriteFile(out, code, 0o644); err != nil {
 			return err
@@ -452,14 +460,45 @@ func saveBestAgents(ctx context.Context, o *client.AgentOptimizer, res *client.O
 
 // modelInFileName makes a model name part of a file name on every system: a path
 // separator would put the file elsewhere, and on Windows a ':' (ollama/llama3:8b) would
-// write an NTFS stream of another file, the other characters not being allowed at all.
-var modelInFileName = strings.NewReplacer("/", "_", "\\", "_", ":", "_", "*", "_", "?", "_", "\"", "_", "<", "_", ">", "_", "|", "_")
+// write an NTFS stream of another file, the other characters (control characters too)
+// not being allowed at all.
+func modelInFileName(model string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r < 0x20 || r == 0x7f, strings.ContainsRune(`/\:*?"<>|`, r):
+			return '_'
+		}
+		return r
+	}, model)
+}
 
-// agentFileName is where --save-agent path puts the best agent.py of model when the job
-// had several: the model added before the extension (best.openai_gpt-4o-mini.py).
-func agentFileName(path, model string) string {
+// agentFileNames are where --save-agent path puts the best agent.py of each of models when
+// the job had several: the model added before the extension (best.openai_gpt-4o-mini.py).
+// Models whose names would be the same file (a/b and a_b; OpenAI/x and openai/x on the
+// case-insensitive file systems of macOS and Windows) each get a short hash of their own
+// name as well (best.a_b-1f2e3d4c.py), so that no file overwrites another.
+func agentFileNames(path string, models []string) []string {
 	ext := filepath.Ext(path)
-	return strings.TrimSuffix(path, ext) + "." + modelInFileName.Replace(model) + ext
+	base := make([]string, len(models))
+	same := map[string]map[string]bool{} // lower-cased name: the models written so
+	for i, m := range models {
+		base[i] = modelInFileName(m)
+		k := strings.ToLower(base[i])
+		if same[k] == nil {
+			same[k] = map[string]bool{}
+		}
+		same[k][m] = true
+	}
+	out := make([]string, len(models))
+	for i, m := range models {
+		name := base[i]
+		if len(same[strings.ToLower(name)]) > 1 {
+			sum := sha256.Sum256([]byte(m))
+			name += "-" + hex.EncodeToString(sum[:4])
+		}
+		out[i] = strings.TrimSuffix(path, ext) + "." + name + ext
+	}
+	return out
 }
 
 // optimizeProgress turns a status into the bar's fraction and a detail line.

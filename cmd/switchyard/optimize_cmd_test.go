@@ -243,9 +243,40 @@ func TestAgentFileNameIsPortable(t *testing.T) {
 		"ollama/llama3:8b":           "best.ollama_llama3_8b.py",
 		`azure\odd*name?"<x>|`:       "best.azure_odd_name___x__.py",
 		"bedrock/anthropic.claude-3": "best.bedrock_anthropic.claude-3.py",
+		"tab\there":                  "best.tab_here.py",
 	} {
-		if got := agentFileName("best.py", model); got != want {
-			t.Errorf("agentFileName(best.py, %q) = %q, want %q", model, got, want)
+		if got := agentFileNames("best.py", []string{model}); got[0] != want {
+			t.Errorf("agentFileNames(best.py, %q) = %q, want %q", model, got[0], want)
 		}
+	}
+}
+
+// TestAgentFileNamesAreUnique: models whose names become the same file name (a/b and a_b;
+// names differing only in case, one file on macOS and Windows) each get a short hash of
+// their own name, so that --save-agent writes one file per model; the others keep the
+// plain name.
+func TestAgentFileNamesAreUnique(t *testing.T) {
+	models := []string{"a/b", "a_b", "openai/gpt-4o", "OpenAI/GPT-4o", "anthropic/claude-3-5-haiku"}
+	got := agentFileNames(filepath.Join("out", "best.py"), models)
+	seen := map[string]string{}
+	for i, name := range got {
+		if other, dup := seen[strings.ToLower(name)]; dup {
+			t.Errorf("%s and %s are both written to %s", other, models[i], name)
+		}
+		seen[strings.ToLower(name)] = models[i]
+		if filepath.Dir(name) != "out" || !strings.HasSuffix(name, ".py") {
+			t.Errorf("%s: %s is not a .py file beside out/best.py", models[i], name)
+		}
+	}
+	if !regexp.MustCompile(`^best\.a_b-[0-9a-f]{8}\.py$`).MatchString(filepath.Base(got[0])) {
+		t.Errorf("a/b: %s, want best.a_b-<hash>.py", got[0])
+	}
+	if want := filepath.Join("out", "best.anthropic_claude-3-5-haiku.py"); got[4] != want {
+		t.Errorf("a model no other collides with: %s, want %s", got[4], want)
+	}
+	// The same models give the same names, in any order.
+	again := agentFileNames(filepath.Join("out", "best.py"), []string{models[1], models[0]})
+	if again[0] != got[1] || again[1] != got[0] {
+		t.Errorf("names change with the order: %q then %q", got[:2], again)
 	}
 }
