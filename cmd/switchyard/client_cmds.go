@@ -551,7 +551,13 @@ func runSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch *tradeoff {
-	case "", "cost", "latency":
+	case "cost", "latency":
+	case "":
+		// --tradeoff "" (an unset shell variable) would send "tradeoff": "" with a JSON
+		// request; without the flag selection ranks by quality, so say so.
+		if set["tradeoff"] {
+			return &usageError{err: errors.New("--tradeoff is empty: give cost or latency, or leave the flag out to rank by quality")}
+		}
 	default:
 		return &usageError{err: fmt.Errorf("--tradeoff must be cost or latency (got %q)", *tradeoff)}
 	}

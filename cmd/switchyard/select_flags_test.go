@@ -110,6 +110,8 @@ func TestSelectFlagsRefused(t *testing.T) {
 		{[]string{"--prompt", "hi"}, `{"messages":[],"models":["a/b"]}`, "--prompt and --system go with -m"},
 		{[]string{"--tradeoff", "cost"}, `["not","an","object"]`, "must be a JSON object"},
 		{nil, `not json`, "not valid JSON"},
+		{[]string{"-m", "openai/gpt-4o", "--tradeoff", "", "--prompt", "hi"}, "", "--tradeoff is empty"},
+		{[]string{"--tradeoff", ""}, `{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"}]}`, "--tradeoff is empty"},
 	} {
 		err := runSelect(context.Background(), append(tc.args, "--url", "http://127.0.0.1:1"), strings.NewReader(tc.stdin), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -133,5 +135,20 @@ func TestSelectSaysTheTradeoffHadNoFigures(t *testing.T) {
 	code, out, _ = cli(t, "select", "-m", "acme/strong", "-m", "acme/weak", "--prompt", "hi")
 	if code != 0 || strings.Contains(out, "note:") {
 		t.Fatalf("a note without a tradeoff: %d\n%s", code, out)
+	}
+}
+
+// TestSelectEmptyTradeoffExits2: --tradeoff "" (an unset shell variable) is a usage error
+// naming the flag, exit status 2, before anything is sent: with a JSON request it would
+// have sent "tradeoff": "".
+func TestSelectEmptyTradeoffExits2(t *testing.T) {
+	for _, args := range [][]string{
+		{"select", "--url", "http://127.0.0.1:1", "-m", "openai/gpt-4o", "--prompt", "hi", "--tradeoff", ""},
+		{"select", "--url", "http://127.0.0.1:1", "--tradeoff=", "--file", filepath.Join(t.TempDir(), "absent.json")},
+	} {
+		code, _, errOut := cli(t, args...)
+		if code != 2 || !strings.Contains(errOut, "--tradeoff is empty: give cost or latency, or leave the flag out") {
+			t.Errorf("%q: exit %d, want 2 naming --tradeoff\n%s", args, code, errOut)
+		}
 	}
 }
