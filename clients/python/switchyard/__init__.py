@@ -16,9 +16,9 @@ turns it off.
 
 from ._http import DEFAULT_BASE_URL, ENV_API_KEY, ENV_BASE_URL, Client
 from ._retry import DEFAULT_RETRY_POLICY, RetryPolicy
-from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, LLMProvider, RouterTrainer,
-                  complete, create_preference, create_preference_id, model_select, report_feedback,
-                  report_latency, select_model)
+from .api import (MAX_PREDICT_INPUTS, AgentOptimizer, CompletionStream, LLMProvider, RankedProvider, RouterTrainer,
+                  SelectModelResult, complete, create_preference, create_preference_id, model_select,
+                  report_feedback, report_latency, select_model)
 from .chat import ChatCompletionStream, chat_completion
 from .owned import conversation, conversation_messages, delete, iterate, list_page
 from .keys import issue_key, key_info, list_keys, revoke_key, rotate_key, update_key
@@ -51,7 +51,7 @@ __all__ = [
     "Client", "RetryPolicy", "DEFAULT_RETRY_POLICY", "DEFAULT_BASE_URL", "ENV_API_KEY",
     "ENV_BASE_URL", "MAX_PREDICT_INPUTS",
     "AgentOptimizer", "CompletionStream", "RouterTrainer", "complete", "select_model",
-    "model_select", "LLMProvider", "create_preference_id",
+    "model_select", "LLMProvider", "create_preference_id", "SelectModelResult", "RankedProvider",
     "ChatCompletionStream", "chat_completion",
     "create_preference", "report_feedback", "report_latency",
     "list_page", "iterate", "delete", "conversation", "conversation_messages",

@@ -22,6 +22,59 @@ def _drop_none(d: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
+class _Record(dict):
+    """A JSON object of an answer that is also read by attribute (``r.session_id`` as
+    ``r["session_id"]``), as the objects of Not Diamond's SDK are. Being a dict, it keeps
+    every dict use (``r["x"]``, ``r.get``, ``json.dumps(r)``, ``r == {...}``). A field the
+    server left out that the class lists in ``_optional`` reads None by attribute; any
+    other missing name raises AttributeError (so ``hasattr`` answers False)."""
+
+    __slots__ = ()
+    _optional: Tuple[str, ...] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            if name in self._optional:
+                return None
+            raise AttributeError("%s has no field %r" % (type(self).__name__, name)) from None
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {k for k in self if isinstance(k, str) and k.isidentifier()}
+                      | set(self._optional))
+
+    def __reduce__(self):
+        # pickle and copy make the same class again from the plain dict
+        return (type(self), (dict(self),))
+
+
+class RankedProvider(_Record):
+    """One entry of a selection's ``providers``, best first: ``provider`` and ``model`` (or
+    ``name`` for a candidate given as ``{"name": ...}``; the others then read None),
+    ``rank``, ``score``, ``quality``, ``score_source`` and the other fields the server
+    sends, by key or attribute (Not Diamond's ``Provider`` has ``provider`` and ``model``)."""
+
+    __slots__ = ()
+    _optional = ("provider", "model", "name", "estimated_from")
+
+
+class SelectModelResult(_Record):
+    """The answer of ``select_model``, by key (``res["llm_label"]``, as before) or by
+    attribute as Not Diamond's ``ModelRouterSelectModelResponse`` (``res.providers[0].model``,
+    ``res.session_id``). ``providers`` holds :class:`RankedProvider` entries;
+    ``router_fallback`` and ``tradeoff_fallback`` read None by attribute when absent."""
+
+    __slots__ = ()
+    _optional = ("router_fallback", "tradeoff_fallback")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        ranked = self.get("providers")
+        if isinstance(ranked, list):
+            self["providers"] = [RankedProvider(p) if isinstance(p, dict) else p for p in ranked]
+
+
 def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any], *,
                  tools=None, max_model_depth: Optional[int] = None,
                  tradeoff: Optional[str] = None, preference_id: Optional[str] = None,
@@ -29,13 +82,15 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
                  tradeoff_tolerance: Optional[float] = None,
                  timeout: Optional[float] = None, default: Any = None,
                  metric: Optional[str] = None,
-                 client: Optional[Client] = None) -> Dict[str, Any]:
+                 client: Optional[Client] = None) -> "SelectModelResult":
     """Asks which LLM should answer the conversation.
 
     ``llm_providers`` entries are ``{"provider": ..., "model": ...}``, ``{"name": ...}`` or
     plain ``"provider/model"`` strings (entries may carry Not Diamond's ``input_price``,
-    ``output_price``, ``context_length`` and ``is_custom``). Returns ``{"llm_label",
-    "providers", "session_id"}``, with ``"router_fallback"`` when the preference's router is
+    ``output_price``, ``context_length`` and ``is_custom``). Returns a
+    :class:`SelectModelResult`: ``{"llm_label", "providers", "session_id"}``, read by key or,
+    as Not Diamond's SDK answers, by attribute (``res.providers[0].model``,
+    ``res.session_id``), with ``"router_fallback"`` when the preference's router is
     gone and ``"tradeoff_fallback"`` (``"no_latency_data"``, ``"no_price_data"``) when the
     tradeoff had no figure to compare. ``tradeoff_tolerance`` (a Switchyard extension, 0-1) is
     how much estimated quality the cost/latency tradeoff may give up; None means the
@@ -52,7 +107,8 @@ def select_model(messages: Sequence[Dict[str, str]], llm_providers: Sequence[Any
         "previous_session": previous_session,
         "timeout": timeout, "default": default, "metric": metric,
     })
-    return c.request("POST", "/api/v1/model-select", body=body)
+    res = c.request("POST", "/api/v1/model-select", body=body)
+    return SelectModelResult(res) if isinstance(res, dict) else res
 
 
 class LLMProvider:

@@ -1,6 +1,9 @@
 """Not Diamond's names (model_select, create_preference_id, LLMProvider) over a fake client
 that records the request and answers a scripted body."""
 
+import copy
+import json
+import pickle
 import unittest
 
 import switchyard
@@ -94,6 +97,42 @@ class ModelSelectTest(unittest.TestCase):
         fake = FakeScriptedClient({"preference_id": "pref_1", "name": "n"})
         self.assertEqual(switchyard.create_preference_id("n", client=fake), "pref_1")
         self.assertEqual(fake.calls, [("POST", "/api/v1/preferences", {"name": "n"})])
+
+    def test_answer_reads_by_attribute_and_by_key(self):
+        # Not Diamond's SDK answers an object (result.providers[0].model, result.session_id);
+        # the dict access users already rely on keeps working on the same answer.
+        answer = {"llm_label": "openai/gpt-4o-mini", "session_id": "sess_1", "providers": [
+            {"provider": "openai", "model": "gpt-4o-mini", "rank": 1, "score": 0.8},
+            {"name": "house/bot", "rank": 2, "score": 0.5}]}
+        res = switchyard.select_model([{"role": "user", "content": "hi"}], ["openai/gpt-4o-mini", {"name": "house/bot"}],
+                                      client=FakeScriptedClient(json.loads(json.dumps(answer))))
+        self.assertIsInstance(res, switchyard.SelectModelResult)
+        self.assertEqual((res.session_id, res.llm_label), ("sess_1", "openai/gpt-4o-mini"))
+        self.assertEqual((res.providers[0].provider, res.providers[0].model, res.providers[0].rank), ("openai", "gpt-4o-mini", 1))
+        self.assertEqual((res.providers[1].name, res.providers[1].provider, res.providers[1].model), ("house/bot", None, None))
+        self.assertIsNone(res.router_fallback)  # optional fields the server left out read None
+        self.assertIsNone(res.tradeoff_fallback)
+        with self.assertRaises(AttributeError):
+            res.sesion_id  # a misspelt field is not silently None
+        self.assertFalse(hasattr(res, "nothing"))
+        # still a dict: keys, get, equality, JSON, isinstance
+        self.assertIsInstance(res, dict)
+        self.assertEqual(res["providers"][0]["model"], "gpt-4o-mini")
+        self.assertEqual(res.get("router_fallback", "none"), "none")
+        self.assertEqual(res, answer)
+        self.assertEqual(json.loads(json.dumps(res)), answer)
+        self.assertIn("session_id", dir(res))
+        # copies and pickles keep the class
+        for copied in (copy.deepcopy(res), pickle.loads(pickle.dumps(res))):
+            self.assertIsInstance(copied, switchyard.SelectModelResult)
+            self.assertEqual(copied.providers[0].model, "gpt-4o-mini")
+            self.assertEqual(copied, answer)
+
+    def test_answer_fields_present_read_by_attribute(self):
+        res = switchyard.select_model([{"role": "user", "content": "hi"}], ["a/b"], tradeoff="latency", client=FakeScriptedClient(
+            {"llm_label": "a/b", "session_id": "s", "providers": [], "router_fallback": "router_deleted",
+             "tradeoff_fallback": "no_latency_data"}))
+        self.assertEqual((res.router_fallback, res.tradeoff_fallback, res.providers), ("router_deleted", "no_latency_data", []))
 
 
 if __name__ == "__main__":

@@ -60,6 +60,8 @@ class ServerTest(unittest.TestCase):
             client=self.client)
         self.assertEqual(res["llm_label"], "big")
         self.assertTrue(res["session_id"])
+        # by attribute too, as Not Diamond's SDK answers
+        self.assertEqual((res.session_id, res.providers[0].name, res.providers[0].rank), (res["session_id"], "big", 1))
         res2 = switchyard.select_model([{"role": "user", "content": "thanks"}], ["openai/gpt-4o-mini"],
                                        previous_session=res["session_id"], client=self.client)
         self.assertEqual(res2["llm_label"], "openai/gpt-4o-mini")
