@@ -443,11 +443,57 @@ class RouterTrainer:
         ``llm_providers`` as ``"provider/model"`` strings or ``{"provider", "model"}`` objects to
         route among some of its score columns). A row that breaks a rule raises
         ValidationError naming its line and column. Remembers the new job's id.
+
+        There is no ``preference_id`` here: this route, like the specification's
+        ``POST /api/v1/routers/train`` (``train``), trains a router model (``rm_...``) that
+        belongs to no preference. To retrain the router of a preference, as Not Diamond's
+        ``CustomRouter.fit(..., preference_id=...)`` does, use :meth:`train_custom_router`.
         """
-        data, filename = _multipart.read_content(content, filename)
         fields = []
         if format is not None:
             fields.append(("format", format))
+        body, ctype = self._training_form(content, filename, "file", fields, prompt_column, maximize,
+                                          llm_providers, model_prices)
+        job = self.client.request("POST", "/api/v1/routers/train/upload", raw=body, content_type=ctype)
+        self.job_id = job["training_job_id"]
+        return job
+
+    def train_custom_router(self, content: Any, prompt_column: str, *, preference_id: Optional[str] = None,
+                            maximize: Optional[bool] = None, llm_providers: Optional[Sequence[Any]] = None,
+                            model_prices: Optional[Dict[str, float]] = None,
+                            filename: Optional[str] = None) -> Dict[str, Any]:
+        """Trains the router of a preference from Not Diamond's joint CSV, as Not Diamond's
+        ``CustomRouter.fit`` does (``POST /v2/pzn/trainCustomRouter``), and returns
+        ``{"preference_id", "training_job_id", "status", "version"}``.
+
+        Without ``preference_id`` a new preference (``pref_...``) is made for the router;
+        with the ``preference_id`` of an earlier call its router is retrained: the earlier
+        router keeps ranking until the new job completes (and for good if it fails), and
+        the feedback the preference learned is kept. Until its first job completes a new
+        preference ranks with the server's default router. ``select_model(...,
+        preference_id=...)`` routes with it. ``content``, ``prompt_column``, ``maximize``,
+        ``llm_providers`` and ``model_prices`` are as in :meth:`train_upload`. A bad field
+        raises BadRequestError (400) naming it (``preference_id`` when it is not one of
+        this key's preferences). Remembers the new job's id, so ``wait`` follows it.
+        """
+        fields = []
+        if preference_id is not None:
+            fields.append(("preference_id", preference_id))
+        body, ctype = self._training_form(content, filename, "dataset_file", fields, prompt_column, maximize,
+                                          llm_providers, model_prices)
+        job = self.client.request("POST", "/v2/pzn/trainCustomRouter", raw=body, content_type=ctype)
+        self.job_id = job["training_job_id"]
+        return job
+
+    @staticmethod
+    def _training_form(content: Any, filename: Optional[str], file_field: str, fields: List[Tuple[str, str]],
+                       prompt_column: Optional[str], maximize: Optional[bool],
+                       llm_providers: Optional[Sequence[Any]],
+                       model_prices: Optional[Dict[str, float]]) -> Tuple[bytes, str]:
+        """The multipart form of a training upload: ``fields``, the joint CSV's options, then
+        the file in ``file_field``."""
+        data, filename = _multipart.read_content(content, filename)
+        fields = list(fields)
         if prompt_column is not None:
             fields.append(("prompt_column", prompt_column))
         if maximize is not None:
@@ -456,10 +502,7 @@ class RouterTrainer:
             fields.append(("llm_providers", json.dumps(list(llm_providers))))
         if model_prices is not None:
             fields.append(("model_prices", json.dumps(dict(model_prices))))
-        body, ctype = _multipart.encode(fields, [_multipart.Part("file", filename or "dataset.csv", "text/csv", data)])
-        job = self.client.request("POST", "/api/v1/routers/train/upload", raw=body, content_type=ctype)
-        self.job_id = job["training_job_id"]
-        return job
+        return _multipart.encode(fields, [_multipart.Part(file_field, filename or "dataset.csv", "text/csv", data)])
 
     def status(self, job_id: Optional[str] = None) -> Dict[str, Any]:
         """Returns the state of the remembered (or given) job; remembers its model when completed."""

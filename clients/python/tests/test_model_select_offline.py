@@ -135,5 +135,52 @@ class ModelSelectTest(unittest.TestCase):
         self.assertEqual((res.router_fallback, res.tradeoff_fallback, res.providers), ("router_deleted", "no_latency_data", []))
 
 
+class FakeFormClient:
+    """Records each request with its raw body and answers a scripted body (a fake for tests)."""
+
+    def __init__(self, *answers):
+        self.calls, self.answers = [], list(answers)
+
+    def request(self, method, path, query=None, body=None, raw=None, content_type=None, **kwargs):
+        self.calls.append((method, path, raw, content_type))
+        return self.answers.pop(0)
+
+
+class TrainCustomRouterTest(unittest.TestCase):
+    CSV = b"prompt,openai/gpt-4o/score,openai/gpt-4o-mini/score\nhi,1,0\n"
+
+    def test_new_router_then_retrain_by_preference_id(self):
+        # Not Diamond's CustomRouter.fit: the first call makes a preference, a later one with
+        # its preference_id retrains that preference's router.
+        fake = FakeFormClient({"preference_id": "pref_1", "training_job_id": "tj_1", "status": "queued", "version": "v"},
+                              {"preference_id": "pref_1", "training_job_id": "tj_2", "status": "queued", "version": "v"})
+        tr = switchyard.RouterTrainer(fake)
+        first = tr.train_custom_router(self.CSV, "prompt", llm_providers=["openai/gpt-4o", "openai/gpt-4o-mini"], maximize=False)
+        self.assertEqual((first["preference_id"], tr.job_id), ("pref_1", "tj_1"))
+        tr.train_custom_router(self.CSV, "prompt", preference_id=first["preference_id"], filename="joint.csv")
+        self.assertEqual(tr.job_id, "tj_2")
+        (m1, p1, raw1, ct1), (m2, p2, raw2, ct2) = fake.calls
+        self.assertEqual((m1, p1, m2, p2), ("POST", "/v2/pzn/trainCustomRouter", "POST", "/v2/pzn/trainCustomRouter"))
+        self.assertTrue(ct1.startswith("multipart/form-data; boundary="))
+        self.assertIn(b'name="dataset_file"; filename="dataset.csv"', raw1)
+        self.assertIn(b'name="prompt_column"\r\n\r\nprompt\r\n', raw1)
+        self.assertIn(b'name="maximize"\r\n\r\nfalse\r\n', raw1)
+        self.assertIn(b'name="llm_providers"\r\n\r\n["openai/gpt-4o", "openai/gpt-4o-mini"]\r\n', raw1)
+        self.assertNotIn(b"preference_id", raw1)  # absent: a new preference
+        self.assertIn(b'name="preference_id"\r\n\r\npref_1\r\n', raw2)
+        self.assertIn(b'filename="joint.csv"', raw2)
+        self.assertIn(self.CSV, raw2)
+
+    def test_train_upload_sends_no_preference_field(self):
+        # The upload route trains a router model of no preference; it takes no preference_id.
+        fake = FakeFormClient({"training_job_id": "tj_3", "status": "queued", "version": "v"})
+        switchyard.RouterTrainer(fake).train_upload(self.CSV, prompt_column="prompt")
+        (_, path, raw, _), = fake.calls
+        self.assertEqual(path, "/api/v1/routers/train/upload")
+        self.assertIn(b'name="file"; filename="dataset.csv"', raw)
+        with self.assertRaises(TypeError):
+            switchyard.RouterTrainer(fake).train_upload(self.CSV, preference_id="pref_1")
+
+
 if __name__ == "__main__":
     unittest.main()

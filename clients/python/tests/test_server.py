@@ -87,6 +87,32 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(res["providers"][0]["score_source"], "default")
 
     @needs("trainer")
+    @needs("select")
+    def test_train_custom_router_by_preference(self):
+        # Not Diamond's CustomRouter.fit: a new preference, then its router retrained.
+        rows = ["prompt,openai/gpt-4o/score,openai/gpt-4o-mini/score"]
+        rows += ["question %d about %s,%d,%d" % (i, "xyz"[i % 3], i % 2, 1 - i % 2) for i in range(20)]
+        csv = "\n".join(rows).encode() + b"\n"
+        tr = switchyard.RouterTrainer(self.client)
+        first = tr.train_custom_router(csv, "prompt", llm_providers=["openai/gpt-4o", "openai/gpt-4o-mini"])
+        pref = first["preference_id"]
+        self.assertTrue(pref.startswith("pref_"))
+        self.assertEqual(tr.job_id, first["training_job_id"])
+        again = tr.train_custom_router(csv, "prompt", preference_id=pref)
+        self.assertEqual(again["preference_id"], pref)
+        self.assertNotEqual(again["training_job_id"], first["training_job_id"])
+        self.assertEqual(switchyard.get_preference(pref, client=self.client)["router_training_job_id"], again["training_job_id"])
+        with self.assertRaises(switchyard.BadRequestError) as cm:
+            tr.train_custom_router(csv, "prompt", preference_id="pref_" + "0" * 32)
+        self.assertIn("preference_id", str(cm.exception))
+        self.assertEqual(tr.job_id, again["training_job_id"])
+        for job in (first, again):  # leave the trainer's queue as it was
+            try:
+                tr.cancel(job["training_job_id"])
+            except switchyard.ConflictError:
+                pass  # already ended
+
+    @needs("trainer")
     def test_train_upload_joint_csv(self):
         # Not Diamond's joint CSV uploaded from the client (no URL to serve it from).
         rows = ["prompt,openai/gpt-4o/score,openai/gpt-4o-mini/score"]
