@@ -48,9 +48,24 @@ func (t trainerModels) CheckModel(ctx context.Context, owner, modelID string) er
 // answers the router model it trained (trainer.Service.DeleteJob keeps the model, whose
 // record names its training job); a job that is gone without one is ErrNotFound.
 func (t trainerModels) JobModel(ctx context.Context, owner, jobID string) (string, error) {
+	return t.jobModelIndexed(ctx, owner, jobID, nil)
+}
+
+// jobModelIndexed implements jobModelIndexer: JobModel, finding a job whose record is gone
+// in byJob's answer (nil: among the owner's models, paged for this job alone).
+func (t trainerModels) jobModelIndexed(ctx context.Context, owner, jobID string, byJob func() (map[string]string, error)) (string, error) {
 	st, err := t.svc.Status(ctx, owner, jobID)
 	if errors.Is(err, trainer.ErrNotFound) {
-		if id, lerr := t.modelOfJob(ctx, owner, jobID); lerr != nil || id != "" {
+		var id string
+		var lerr error
+		if byJob == nil {
+			id, lerr = t.modelOfJob(ctx, owner, jobID)
+		} else {
+			var index map[string]string
+			index, lerr = byJob()
+			id = index[jobID]
+		}
+		if lerr != nil || id != "" {
 			return id, lerr
 		}
 		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
@@ -62,6 +77,28 @@ func (t trainerModels) JobModel(ctx context.Context, owner, jobID string) (strin
 		return "", nil
 	}
 	return st.ModelID, nil
+}
+
+// modelsByJob implements jobModelIndexer: the owner's router models by the training job
+// that trained them, paged once (the newest model of a job, as modelOfJob finds it).
+func (t trainerModels) modelsByJob(ctx context.Context, owner string) (map[string]string, error) {
+	out := map[string]string{}
+	opts := trainer.ListOptions{Limit: store.MaxPageLimit}
+	for {
+		page, err := t.svc.ListModels(ctx, owner, opts)
+		if err != nil {
+			return nil, fmt.Errorf("routing: router models by training job: %w", err)
+		}
+		for _, m := range page.Data {
+			if _, seen := out[m.TrainingJobID]; !seen && m.TrainingJobID != "" {
+				out[m.TrainingJobID] = m.ModelID
+			}
+		}
+		if page.NextCursor == "" {
+			return out, nil
+		}
+		opts.Cursor = page.NextCursor
+	}
 }
 
 // modelOfJob finds the owner's router model trained by jobID among its models; "" when

@@ -152,17 +152,18 @@ func (s *Selector) Preference(ctx context.Context, owner, id string) (*Preferenc
 	if err != nil {
 		return nil, err
 	}
-	return s.withRouterStatus(ctx, owner, p.public()), nil
+	return s.withRouterStatus(ctx, owner, p.public(), nil), nil
 }
 
 // withRouterStatus sets p.RouterFallback when the router p follows is gone, as a
 // selection under p would find it (owner's routers, or its issuer's for a virtual key).
 // A failure to tell (the store or the custom models failing) is logged and leaves it
-// empty: reading a preference does not fail on its router.
-func (s *Selector) withRouterStatus(ctx context.Context, owner string, p *Preference) *Preference {
-	id, fallback, err := s.preferenceRouterWhy(ctx, owner, p)
+// empty: reading a preference does not fail on its router. m, when not nil, remembers the
+// answers for the other preferences of a listing.
+func (s *Selector) withRouterStatus(ctx context.Context, owner string, p *Preference, m *routerMemo) *Preference {
+	id, fallback, err := s.preferenceRouterMemo(ctx, owner, p, m)
 	if err == nil && id != "" {
-		switch err = s.checkRouterModel(ctx, routerOwner(owner), id); {
+		switch err = m.checkRouterModel(ctx, s, routerOwner(owner), id); {
 		case errors.Is(err, ErrNotFound) || errors.Is(err, store.ErrNotFound):
 			fallback, err = FallbackRouterDeleted, nil
 		case err == nil:
@@ -239,6 +240,10 @@ func (s *Selector) ListPreferences(ctx context.Context, owner string, opts store
 	if len(opts.Status) > 0 {
 		return PreferenceList{}, invalid("status", "preferences have no states")
 	}
+	// Preferences of one owner often follow the same router or training job: each router
+	// and job is read once for the page, and the owner's router models are paged at most
+	// once (not once per preference whose training job is gone).
+	memo := &routerMemo{}
 	items, next, err := store.ListOwned(ctx, s.store, opts.Query(preferenceKind, owner), func(id string) (Preference, bool, error) {
 		p, err := loadPreference(ctx, s.store, owner, id)
 		if errors.Is(err, ErrNotFound) {
@@ -247,7 +252,7 @@ func (s *Selector) ListPreferences(ctx context.Context, owner string, opts store
 		if err != nil {
 			return Preference{}, false, err
 		}
-		return *s.withRouterStatus(ctx, owner, p.public()), true, nil
+		return *s.withRouterStatus(ctx, owner, p.public(), memo), true, nil
 	})
 	if err != nil {
 		var qe *store.QueryError
@@ -318,7 +323,7 @@ func (s *Selector) UpdatePreference(ctx context.Context, owner, id string, upd P
 	if err != nil {
 		return nil, err
 	}
-	return s.withRouterStatus(ctx, owner, out), nil
+	return s.withRouterStatus(ctx, owner, out, nil), nil
 }
 
 // TrainingJobModels is what a CustomModels may also do: say which router model an
@@ -388,6 +393,11 @@ func (s *Selector) preferenceRouter(ctx context.Context, owner string, p *Prefer
 // preferenceRouterWhy is preferenceRouter saying, in fallback, why the preference does not
 // rank with the router it follows: FallbackTrainingJobDeleted, or "".
 func (s *Selector) preferenceRouterWhy(ctx context.Context, owner string, p *Preference) (id, fallback string, err error) {
+	return s.preferenceRouterMemo(ctx, owner, p, nil)
+}
+
+// preferenceRouterMemo is preferenceRouterWhy asking m (nil: nobody) first.
+func (s *Selector) preferenceRouterMemo(ctx context.Context, owner string, p *Preference, m *routerMemo) (id, fallback string, err error) {
 	if p.RouterModelID != "" || p.RouterTrainingJobID == "" {
 		return p.RouterModelID, "", nil
 	}
@@ -395,7 +405,7 @@ func (s *Selector) preferenceRouterWhy(ctx context.Context, owner string, p *Pre
 	if !ok {
 		return p.PreviousRouterModelID, "", nil
 	}
-	id, err = jm.JobModel(ctx, routerOwner(owner), p.RouterTrainingJobID)
+	id, err = m.jobModel(ctx, jm, routerOwner(owner), p.RouterTrainingJobID)
 	if errors.Is(err, ErrNotFound) {
 		// deleted before it trained a router: the router the preference had before ranks
 		// (the learned default router for a new one)
@@ -409,4 +419,77 @@ func (s *Selector) preferenceRouterWhy(ctx context.Context, owner string, p *Pre
 		return "", "", fmt.Errorf("routing: preference %s: training job %s: %w", p.ID, p.RouterTrainingJobID, err)
 	}
 	return id, "", nil
+}
+
+// routerMemo remembers, within one listing of an owner's preferences, what the routers
+// they follow answered: whether a router model can rank, which model a training job
+// produced, and the owner's router models by the job that trained them (read at most once,
+// for the preferences whose training job record is gone). A nil *routerMemo remembers
+// nothing. It is not safe for concurrent use.
+type routerMemo struct {
+	checks    map[string]error
+	jobs      map[string]memoJobModel
+	byJob     map[string]string
+	byJobErr  error
+	byJobRead bool
+}
+
+type memoJobModel struct {
+	id  string
+	err error
+}
+
+// jobModelIndexer is what TrainerModels also does: answer JobModel with an index of the
+// owner's router models by training job (modelsByJob) that the caller reads once for many
+// jobs, instead of paging the models for each job whose record is gone.
+type jobModelIndexer interface {
+	// modelsByJob maps the training job of each of owner's router models to the model.
+	modelsByJob(ctx context.Context, owner string) (map[string]string, error)
+	// jobModelIndexed is JobModel finding a job that is gone in byJob's answer.
+	jobModelIndexed(ctx context.Context, owner, jobID string, byJob func() (map[string]string, error)) (string, error)
+}
+
+// checkRouterModel is s.checkRouterModel, remembered by model id.
+func (m *routerMemo) checkRouterModel(ctx context.Context, s *Selector, owner, id string) error {
+	if m == nil {
+		return s.checkRouterModel(ctx, owner, id)
+	}
+	if err, ok := m.checks[id]; ok {
+		return err
+	}
+	err := s.checkRouterModel(ctx, owner, id)
+	if m.checks == nil {
+		m.checks = map[string]error{}
+	}
+	m.checks[id] = err
+	return err
+}
+
+// jobModel is jm.JobModel, remembered by job id, with one index of the owner's models for
+// every job that is gone when jm can use one.
+func (m *routerMemo) jobModel(ctx context.Context, jm TrainingJobModels, owner, jobID string) (string, error) {
+	if m == nil {
+		return jm.JobModel(ctx, owner, jobID)
+	}
+	if a, ok := m.jobs[jobID]; ok {
+		return a.id, a.err
+	}
+	var id string
+	var err error
+	if ix, ok := jm.(jobModelIndexer); ok {
+		id, err = ix.jobModelIndexed(ctx, owner, jobID, func() (map[string]string, error) {
+			if !m.byJobRead {
+				m.byJob, m.byJobErr = ix.modelsByJob(ctx, owner)
+				m.byJobRead = true
+			}
+			return m.byJob, m.byJobErr
+		})
+	} else {
+		id, err = jm.JobModel(ctx, owner, jobID)
+	}
+	if m.jobs == nil {
+		m.jobs = map[string]memoJobModel{}
+	}
+	m.jobs[jobID] = memoJobModel{id, err}
+	return id, err
 }
