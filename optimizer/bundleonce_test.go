@@ -67,8 +67,8 @@ func TestJobRunsTheBundleCheckedAtSubmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if keys := storedBundleKeys(t, e.st); len(keys) != 1 || keys[0] != sub.JobID+"/000000" {
-		t.Fatalf("stored bundle pieces %v, want the job's one", keys)
+	if keys := storedBundleKeys(t, e.st); len(keys) != 2 || keys[0] != bundleIndexKey(sub.JobID) || keys[1] != sub.JobID+"/000000" {
+		t.Fatalf("stored bundle keys %v, want the job's index entry and one piece", keys)
 	}
 	e.start(t)
 	if st := waitFor(t, e.svc, sub.JobID); st.Status != StatusCompleted {

@@ -352,7 +352,15 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	s.sweepBundles(ctx)
+	// The unfinished jobs recover found (and those submitted to this process before now)
+	// hold their bundles: the sweep need not read them.
+	s.mu.Lock()
+	unfinished := make(map[string]bool, len(s.active))
+	for id := range s.active {
+		unfinished[id] = true
+	}
+	s.mu.Unlock()
+	s.sweepBundles(ctx, unfinished)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Recovered jobs first (the oldest), then those submitted to this process before now;

@@ -71,23 +71,28 @@ func (s *Service) startShared(ctx context.Context) error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.reclaimEndedJobs(context.WithoutCancel(ctx))
-		s.sweepBundles(ctx)
+		unfinished := s.reclaimEndedJobs(context.WithoutCancel(ctx))
+		s.sweepBundles(ctx, unfinished)
 	}()
 	return nil
 }
 
 // reclaimEndedJobs reclaims the keys a crash left open on ended jobs (failDead ends a dead
 // worker's job before it reclaims the run's keys): their spend goes into the jobs' results
-// as failDead's would have.
-func (s *Service) reclaimEndedJobs(ctx context.Context) {
+// as failDead's would have. It returns the ids of the jobs that were queued or running
+// (for sweepBundles), nil when the jobs could not be listed.
+func (s *Service) reclaimEndedJobs(ctx context.Context) map[string]bool {
 	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
 	if err != nil {
 		s.log.Warn("optimizer: list jobs to reclaim keys", "err", err)
-		return
+		return nil
 	}
+	unfinished := map[string]bool{}
 	for _, e := range entries {
 		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, e.Key)
+		if err == nil && j.Unfinished() {
+			unfinished[j.ID] = true
+		}
 		if err != nil || j.Unfinished() || len(j.OpenKeys) == 0 {
 			continue
 		}
@@ -107,6 +112,7 @@ func (s *Service) reclaimEndedJobs(ctx context.Context) {
 			s.log.Warn("optimizer: record an ended job's reclaimed keys", "job", j.ID, "err", err)
 		}
 	}
+	return unfinished
 }
 
 // dead reports whether job id is running on a dead worker (its heartbeat is stale and no

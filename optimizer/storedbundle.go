@@ -28,14 +28,31 @@ type bundleCopy struct {
 
 func bundleKey(jobID string, seq int) string { return fmt.Sprintf("%s/%06d", jobID, seq) }
 
+// bundleIndexPrefix starts the keys of the stored bundles' index in
+// store.OptimizationBundles: one small entry per bundle ("!" + job id), stored and deleted
+// with its pieces, so that a restart finds the bundles by listing the index rather than by
+// reading a piece of each (1 MiB of a job still waiting, for nothing). Job ids start with
+// a letter, so every index key sorts before every piece's key.
+const bundleIndexPrefix = "!"
+
+func bundleIndexKey(jobID string) string { return bundleIndexPrefix + jobID }
+
+// bundleIndexMigration names, in store.Migrations, the walk that finds the bundles stored
+// without an index entry (by a build before the index, or a replica of one during a
+// rolling upgrade).
+const bundleIndexMigration = "optimizer_bundle_index"
+
 // newBundleCopy describes data as a job's stored bundle.
 func newBundleCopy(data []byte) *bundleCopy {
 	sum := sha256.Sum256(data)
 	return &bundleCopy{Bytes: len(data), Chunks: (len(data) + BundleChunkSize - 1) / BundleChunkSize, SHA256: hex.EncodeToString(sum[:])}
 }
 
-// putBundleTx stores data as job id's bundle, in pieces.
+// putBundleTx stores data as job id's bundle, in pieces, with its index entry.
 func putBundleTx(ctx context.Context, tx store.Writer, id string, data []byte) error {
+	if err := tx.Put(ctx, store.OptimizationBundles, bundleIndexKey(id), []byte("1")); err != nil {
+		return err
+	}
 	for i := 0; i*BundleChunkSize < len(data); i++ {
 		piece := data[i*BundleChunkSize : min((i+1)*BundleChunkSize, len(data))]
 		if err := tx.Put(ctx, store.OptimizationBundles, bundleKey(id, i), piece); err != nil {
@@ -56,7 +73,7 @@ func dropBundleTx(ctx context.Context, tx store.Writer, j *job) error {
 			return err
 		}
 	}
-	return nil
+	return tx.Delete(ctx, store.OptimizationBundles, bundleIndexKey(j.ID))
 }
 
 // dropBundle deletes ended job j's stored bundle; a failure is logged (the next Start's
@@ -120,46 +137,105 @@ func (s *Service) bundleData(ctx context.Context, j *job) ([]byte, error) {
 }
 
 // sweepBundles deletes the stored bundles whose job is gone or has ended (a process that
-// stopped between a job's end and the deletion of its bundle leaves one), one job's pieces
-// at a time. A bundle is stored in the transaction that stores its job, so a piece without
-// a job record is an orphan, never a submission in progress.
-func (s *Service) sweepBundles(ctx context.Context) {
+// stopped between a job's end and the deletion of its bundle leaves one). It lists the
+// bundles' index once, and reads nothing of the bundles of unfinished (jobs the caller
+// knows to be queued or running, from the listing of the jobs it made): their bundles are
+// in use. A bundle is stored in the transaction that stores its job, so a piece without a
+// job record is an orphan, never a submission in progress. The bundles stored without an
+// index entry are found by walking the pieces while bundleIndexMigration is due (its two
+// runs: the first start of this build, and one a day later for those the replicas of the
+// earlier build stored meanwhile).
+func (s *Service) sweepBundles(ctx context.Context, unfinished map[string]bool) {
+	const page = 256
 	after := ""
 	for {
-		es, err := s.store.List(ctx, store.OptimizationBundles, store.ListOptions{After: after, Limit: 1})
-		if err != nil || len(es) == 0 {
-			if err != nil {
-				s.log.Warn("optimizer: list stored bundles", "err", err)
-			}
+		es, err := s.store.List(ctx, store.OptimizationBundles, store.ListOptions{Prefix: bundleIndexPrefix, After: after, Limit: page})
+		if err != nil {
+			s.log.Warn("optimizer: list stored bundles", "err", err)
 			return
+		}
+		for _, e := range es {
+			if id := strings.TrimPrefix(e.Key, bundleIndexPrefix); !unfinished[id] {
+				if !s.sweepBundle(ctx, id) {
+					return
+				}
+			}
+		}
+		if len(es) < page {
+			break
+		}
+		after = es[len(es)-1].Key
+	}
+	due, err := store.MigrationDue(ctx, s.store, bundleIndexMigration, s.now())
+	if err != nil {
+		s.log.Warn("optimizer: stored bundles without an index entry", "err", err)
+		return
+	}
+	if !due || !s.sweepUnindexedBundles(ctx, unfinished) {
+		return
+	}
+	if err := store.MigrationRan(ctx, s.store, bundleIndexMigration, s.now()); err != nil {
+		s.log.Warn("optimizer: stored bundles without an index entry", "err", err)
+	}
+}
+
+// sweepUnindexedBundles walks the pieces' keys, one job's at a time (each step reads one
+// piece), and deletes the bundles of jobs gone or ended; it reports whether it walked to
+// the end.
+func (s *Service) sweepUnindexedBundles(ctx context.Context, unfinished map[string]bool) bool {
+	after := bundleIndexPrefix + "\xff" // past the index
+	for {
+		es, err := s.store.List(ctx, store.OptimizationBundles, store.ListOptions{After: after, Limit: 1})
+		if err != nil {
+			s.log.Warn("optimizer: list stored bundles", "err", err)
+			return false
+		}
+		if len(es) == 0 {
+			return true
 		}
 		id, _, _ := strings.Cut(es[0].Key, "/")
 		after = id + "/\xff"
-		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, id)
-		if err == nil && j.Unfinished() {
-			continue
+		if !unfinished[id] && !s.sweepBundle(ctx, id) {
+			return false
 		}
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			s.log.Warn("optimizer: read job", "job", id, "err", err)
-			continue
+	}
+}
+
+// sweepBundle deletes job id's stored bundle, pieces and index entry, unless the job is
+// queued or running (it reads the job's record: it may have been submitted since the
+// caller's listing). It reports false when the store failed (logged), to stop the sweep.
+func (s *Service) sweepBundle(ctx context.Context, id string) bool {
+	j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, id)
+	if err == nil && j.Unfinished() {
+		return true
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Warn("optimizer: read job", "job", id, "err", err)
+		return true
+	}
+	for {
+		es, err := s.store.List(ctx, store.OptimizationBundles, store.ListOptions{Prefix: id + "/", Limit: 16})
+		if err != nil {
+			s.log.Warn("optimizer: list the stored bundle of an ended job", "job", id, "err", err)
+			return false
 		}
-		for {
-			es, err := s.store.List(ctx, store.OptimizationBundles, store.ListOptions{Prefix: id + "/", Limit: 16})
-			if err != nil || len(es) == 0 {
-				break
-			}
-			err = s.store.Update(ctx, func(tx store.Tx) error {
-				for _, e := range es {
-					if err := tx.Delete(ctx, store.OptimizationBundles, e.Key); err != nil {
-						return err
-					}
+		err = s.store.Update(ctx, func(tx store.Tx) error {
+			for _, e := range es {
+				if err := tx.Delete(ctx, store.OptimizationBundles, e.Key); err != nil {
+					return err
 				}
-				return nil
-			})
-			if err != nil {
-				s.log.Warn("optimizer: delete the stored bundle of an ended job", "job", id, "err", err)
-				return
 			}
+			if len(es) == 0 { // the pieces are gone: the index entry goes last
+				return tx.Delete(ctx, store.OptimizationBundles, bundleIndexKey(id))
+			}
+			return nil
+		})
+		if err != nil {
+			s.log.Warn("optimizer: delete the stored bundle of an ended job", "job", id, "err", err)
+			return false
+		}
+		if len(es) == 0 {
+			return true
 		}
 	}
 }

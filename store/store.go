@@ -96,7 +96,7 @@ const (
 	Files                     Collection = "files"                        // uploaded and generated files' descriptions (OpenAI's Files API), keyed by id
 	FileChunks                Collection = "file_chunks"                  // files' content in pieces of at most 1 MiB, keyed id/sequence number
 	TrainingUploads           Collection = "training_uploads"             // training jobs' uploaded dataset files in pieces of at most 1 MiB, keyed job id/sequence number (6 digits)
-	OptimizationBundles       Collection = "optimization_bundles"         // optimization jobs' bundles as downloaded and checked at submit, in pieces of at most 1 MiB, keyed job id/sequence number (6 digits)
+	OptimizationBundles       Collection = "optimization_bundles"         // optimization jobs' bundles as downloaded and checked at submit, in pieces of at most 1 MiB, keyed job id/sequence number (6 digits), each with an index entry keyed "!" + job id
 	Batches                   Collection = "batches"                      // batches (OpenAI's Batch API), keyed by id
 	BatchResults              Collection = "batch_results"                // each answered line of a running batch, keyed batch id/line index
 	RequestLog                Collection = "request_log"                  // the gateway's request history (usagelog.History), keyed by the request's id (its receipt time in Unix µs, made unique: 16 hex digits); owner index kind "request"
