@@ -159,6 +159,37 @@ type Driver interface {
 	Close() error
 }
 
+// Ref names one record: its collection and key.
+type Ref struct {
+	Collection Collection
+	Key        string
+}
+
+// RecordLocker is implemented by a Driver whose concurrent transactions writing one record
+// may abort each other (pgstore's SERIALIZABLE transactions, run again after a
+// serialization failure up to a bound). UpdateLocked is Update that first waits until no
+// other UpdateLocked naming one of the records of locks is running, and holds those off
+// until it ends: read-modify-writes of a record many writers share (a budget account
+// every request charges) then run one after the other, waiting instead of aborting each
+// other. fn may read and write other records too, as in Update; locks that name no
+// stored record (one fn creates) are taken all the same. Drivers whose writers never
+// abort each other (memstore and boltstore run them one at a time) need not implement
+// it: UpdateLocked is then Update. A wrapping driver should forward it (with the package
+// function UpdateLocked), else its store's writers of a hot record abort each other as
+// under Update.
+type RecordLocker interface {
+	UpdateLocked(ctx context.Context, locks []Ref, fn func(tx Tx) error) error
+}
+
+// UpdateLocked runs fn as d's RecordLocker.UpdateLocked when d has it, else as d.Update:
+// for drivers that wrap another and forward its locking.
+func UpdateLocked(ctx context.Context, d Driver, locks []Ref, fn func(tx Tx) error) error {
+	if l, ok := d.(RecordLocker); ok {
+		return l.UpdateLocked(ctx, locks, fn)
+	}
+	return d.Update(ctx, fn)
+}
+
 // Store is the portable type capabilities hold. It is safe for concurrent use. Make one with
 // New or a driver package's Open; the zero Store answers every call with ErrNoDriver.
 type Store struct {
@@ -219,6 +250,23 @@ func (s *Store) Update(ctx context.Context, fn func(tx Tx) error) error {
 		return ErrNoDriver
 	}
 	return s.d.Update(ctx, func(tx Tx) error { return fn(checkedTx{tx}) })
+}
+
+// UpdateLocked is Update for a transaction that reads and writes the records locks names
+// (and maybe others): on a driver whose concurrent writers of a record may abort each
+// other (PostgreSQL), the transactions naming one record run one after the other instead
+// (RecordLocker); on the others it is Update. Name the records many writers share and
+// the transaction reads before it writes them (a budget account every request charges).
+func (s *Store) UpdateLocked(ctx context.Context, locks []Ref, fn func(tx Tx) error) error {
+	if s == nil || s.d == nil {
+		return ErrNoDriver
+	}
+	for _, r := range locks {
+		if err := check(r.Collection, r.Key); err != nil {
+			return err
+		}
+	}
+	return UpdateLocked(ctx, s.d, locks, func(tx Tx) error { return fn(checkedTx{tx}) })
 }
 
 // Close closes the underlying driver.

@@ -65,6 +65,15 @@ func (t *timedDriver) Update(ctx context.Context, fn func(tx store.Tx) error) er
 	return err
 }
 
+// UpdateLocked forwards store.RecordLocker's locking to the wrapped driver (its Update
+// when it has none), timed as an update.
+func (t *timedDriver) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx store.Tx) error) error {
+	start := time.Now()
+	err := store.UpdateLocked(ctx, t.d, locks, fn)
+	t.observe("update", start, err)
+	return err
+}
+
 func (t *timedDriver) Close() error { return t.d.Close() }
 
 // Unwrap returns the wrapped driver (e.g. to reach pgstore's connection pool).

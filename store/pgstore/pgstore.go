@@ -6,7 +6,10 @@
 // primary key's index. Update runs fn in a SERIALIZABLE transaction and runs it again when
 // PostgreSQL reports a serialization failure or a deadlock, so read-modify-write updates
 // from any number of processes never lose a write (fn must act only through its Tx, as the
-// store.Driver contract says).
+// store.Driver contract says). Writers of a record many share (a budget account) name it
+// to UpdateLocked (store.RecordLocker): they then wait for each other on an advisory lock
+// of the record instead of aborting each other, which under enough contention outran
+// the retries (and a run again after a failure waits for the records it touched).
 //
 // Open applies the schema migrations embedded in the binary (migrations/NNNN_*.sql) in
 // order, each once, under an advisory lock so that replicas starting together do not race;
@@ -14,12 +17,15 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,6 +74,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*store.Store, error) {
 // Driver is the PostgreSQL store.Driver. It is safe for concurrent use.
 type Driver struct {
 	pool    *pgxpool.Pool
+	schema  string // Options.Schema, in the records' lock keys
 	retries int
 	closed  atomic.Bool
 }
@@ -88,7 +95,7 @@ func OpenDriver(ctx context.Context, dsn string, opts Options) (*Driver, error) 
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: connect: %w", err)
 	}
-	d := &Driver{pool: pool, retries: opts.MaxRetries}
+	d := &Driver{pool: pool, schema: opts.Schema, retries: opts.MaxRetries}
 	if d.retries <= 0 {
 		d.retries = DefaultMaxRetries
 	}
@@ -440,16 +447,34 @@ func retryPause(intN func(n int) int) time.Duration {
 
 // Update implements store.Driver: fn runs in one SERIALIZABLE transaction, again (up to
 // Options.MaxRetries times, after a short randomised pause: retryPause) when PostgreSQL
-// aborts it as a serialization failure or a deadlock.
+// aborts it as a serialization failure or a deadlock. A run again first takes the locks
+// of the records the aborted run read or wrote (as UpdateLocked names them), so it waits
+// for the transactions of UpdateLocked on those records rather than losing to them again.
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return d.UpdateLocked(ctx, nil, fn)
+}
+
+// UpdateLocked implements store.RecordLocker: Update, each run of fn made while this
+// session holds a PostgreSQL advisory lock per record of locks (keyed by a hash of the
+// schema, collection and key), taken in one order by every process before the
+// transaction starts and released after it ends. A transaction that waited for such a
+// lock starts after the one that held it committed, so transactions naming one record
+// never overlap and never abort each other: under contention they wait, in turn, instead
+// of running again up to MaxRetries times and failing. Their other records are as
+// Update's (a serialization failure there still runs fn again).
+func (d *Driver) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx store.Tx) error) error {
 	if err := d.open(); err != nil {
 		return err
 	}
+	ids := d.lockIDs(locks, nil)
 	for attempt := 0; ; attempt++ {
-		err := d.runTx(ctx, fn)
+		touched, err := d.runTx(ctx, ids, fn)
 		if err == nil || !retryable(err) || attempt >= d.retries {
 			return unwritable(err)
 		}
+		// The run lost to another transaction on a record it touched: the next waits for
+		// the lockers of those records, so it does not lose to them again.
+		ids = d.lockIDs(locks, touched)
 		pause := retryPause(rand.IntN)
 		select {
 		case <-ctx.Done():
@@ -459,19 +484,113 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	}
 }
 
-func (d *Driver) runTx(ctx context.Context, fn func(tx store.Tx) error) error {
-	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+// lockID is the key of a record's advisory lock: PostgreSQL's two-int4 form, whose key
+// space is apart from the single-bigint one (migrationLock, River's locks).
+type lockID struct{ hi, lo int32 }
+
+// maxLocks bounds the locks a run again takes of the records its aborted run touched
+// (those named to UpdateLocked always count).
+const maxLocks = 64
+
+// lockIDs returns the advisory locks of the records of locks and then of touched (as
+// many as maxLocks allows), in ascending order without repeats: every session takes its
+// locks in that order, so two sessions never each wait for a lock the other holds.
+func (d *Driver) lockIDs(locks, touched []store.Ref) []lockID {
+	if len(locks)+len(touched) == 0 {
+		return nil
+	}
+	ids := make([]lockID, 0, len(locks)+len(touched))
+	for _, r := range locks {
+		ids = append(ids, d.lockOf(r))
+	}
+	for _, r := range touched {
+		if len(ids) >= max(maxLocks, len(locks)) {
+			break
+		}
+		ids = append(ids, d.lockOf(r))
+	}
+	slices.SortFunc(ids, func(a, b lockID) int { return cmp.Or(cmp.Compare(a.hi, b.hi), cmp.Compare(a.lo, b.lo)) })
+	return slices.Compact(ids)
+}
+
+// lockOf is the advisory lock of record r in this driver's schema (another schema's
+// record of the same name is another lock; a collision of two records' hashes only makes
+// their writers wait for each other).
+func (d *Driver) lockOf(r store.Ref) lockID {
+	h := fnv.New64a()
+	h.Write([]byte(d.schema))
+	h.Write([]byte{0})
+	h.Write([]byte(r.Collection))
+	h.Write([]byte{0})
+	h.Write([]byte(r.Key))
+	sum := h.Sum64()
+	return lockID{hi: int32(sum >> 32), lo: int32(sum)}
+}
+
+// unlockTimeout bounds the release of a run's advisory locks, made apart from the
+// caller's context (a connection that cannot release them is closed, which does).
+const unlockTimeout = 5 * time.Second
+
+// advisory runs fn (pg_advisory_lock or pg_advisory_unlock) on each of ids in one
+// statement, in ids' order.
+func advisory(ctx context.Context, conn *pgxpool.Conn, fn string, ids []lockID) error {
+	var sql strings.Builder
+	args := make([]any, 0, 2*len(ids))
+	sql.WriteString("SELECT ")
+	for i, id := range ids {
+		if i > 0 {
+			sql.WriteString(", ")
+		}
+		fmt.Fprintf(&sql, "%s($%d::int4, $%d::int4)", fn, 2*i+1, 2*i+2)
+		args = append(args, id.hi, id.lo)
+	}
+	_, err := conn.Exec(ctx, sql.String(), args...)
+	return err
+}
+
+// runTx runs fn once in a SERIALIZABLE transaction, holding the session advisory locks
+// ids (taken before the transaction starts, so that its snapshot sees the commits of
+// the transactions that held them), and returns the records fn read or wrote.
+func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) error) (touched []store.Ref, err error) {
+	conn, err := d.pool.Acquire(ctx)
 	if err != nil {
-		return fmt.Errorf("pgstore: begin: %w", err)
+		return nil, fmt.Errorf("pgstore: begin: %w", err)
+	}
+	broken := false
+	defer func() {
+		if broken {
+			// Its session may hold a lock it could not release: closing it releases them,
+			// and the pool then drops it.
+			conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+		conn.Release()
+	}()
+	if len(ids) > 0 {
+		if err := advisory(ctx, conn, "pg_advisory_lock", ids); err != nil {
+			broken = true // a failed statement may have taken some of them
+			return nil, fmt.Errorf("pgstore: lock: %w", err)
+		}
+		defer func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+			defer cancel()
+			if advisory(uctx, conn, "pg_advisory_unlock", ids) != nil {
+				broken = true
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(&pgTx{tx: tx}); err != nil {
-		return err
+	t := &pgTx{tx: tx}
+	if err := fn(t); err != nil {
+		return t.touched, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("pgstore: commit: %w", err)
+		return t.touched, fmt.Errorf("pgstore: commit: %w", err)
 	}
-	return nil
+	return nil, nil
 }
 
 // Close closes the pool. Later calls return store.ErrClosed.
@@ -483,9 +602,21 @@ func (d *Driver) Close() error {
 	return nil
 }
 
-type pgTx struct{ tx pgx.Tx }
+// pgTx is the store.Tx of one run of an Update function.
+type pgTx struct {
+	tx pgx.Tx
+	// touched are the records the run read or wrote (by key), for the locks of a run again.
+	touched []store.Ref
+}
+
+func (t *pgTx) touch(c store.Collection, key string) {
+	if len(t.touched) < maxLocks {
+		t.touched = append(t.touched, store.Ref{Collection: c, Key: key})
+	}
+}
 
 func (t *pgTx) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	t.touch(c, key)
 	return get(ctx, t.tx, c, key)
 }
 
@@ -494,10 +625,12 @@ func (t *pgTx) List(ctx context.Context, c store.Collection, opts store.ListOpti
 }
 
 func (t *pgTx) Put(ctx context.Context, c store.Collection, key string, value []byte) error {
+	t.touch(c, key)
 	return put(ctx, t.tx, c, key, value)
 }
 
 func (t *pgTx) Delete(ctx context.Context, c store.Collection, key string) error {
+	t.touch(c, key)
 	return del(ctx, t.tx, c, key)
 }
 

@@ -31,6 +31,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("UpdateAllOrNothing", func(t *testing.T) { testUpdate(t, h) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, h) })
 	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testCompareAndSwap(t, h) })
+	t.Run("UpdateLocked", func(t *testing.T) { testUpdateLocked(t, h) })
 	t.Run("JSONHelpers", func(t *testing.T) { testJSON(t, h) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, h) })
 	t.Run("OwnerIndexPaging", func(t *testing.T) { testOwnedPaging(t, h) })
@@ -500,5 +501,76 @@ func testReopen(t *testing.T, h Harness) {
 	}
 	if _, err := s.Get(ctx, store.Sessions, "gone"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleted key came back after reopen: %v", err)
+	}
+}
+
+// testUpdateLocked: Store.UpdateLocked is Update on every driver (all or nothing, its
+// read-modify-writes never lost, also beside plain Updates of the same record and with
+// locks naming a record not stored yet), and refuses an unusable lock as Put does.
+func testUpdateLocked(t *testing.T, h Harness) {
+	s := open(t, h)
+	ctx := context.Background()
+	if err := s.UpdateLocked(ctx, []store.Ref{{Collection: store.Budgets}}, func(store.Tx) error { return nil }); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("UpdateLocked naming an empty key: %v, want ErrInvalid", err)
+	}
+	boom := errors.New("boom")
+	locks := []store.Ref{{Collection: store.Budgets, Key: "acct"}, {Collection: store.Budgets, Key: "new"}, {Collection: store.Budgets, Key: "acct"}}
+	err := s.UpdateLocked(ctx, locks, func(tx store.Tx) error {
+		if err := tx.Put(ctx, store.Budgets, "acct", []byte("1")); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("UpdateLocked err = %v, want boom", err)
+	}
+	if _, err := s.Get(ctx, store.Budgets, "acct"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("failed UpdateLocked left its write: %v", err)
+	}
+	add := func(tx store.Tx, key string) error {
+		v, err := tx.Get(ctx, store.Budgets, key)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		var n int
+		fmt.Sscan(string(v), &n)
+		return tx.Put(ctx, store.Budgets, key, []byte(fmt.Sprint(n+1)))
+	}
+	const writers, each = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				var err error
+				if w == 0 { // one writer not naming the record
+					err = s.Update(ctx, func(tx store.Tx) error { return add(tx, "acct") })
+				} else {
+					err = s.UpdateLocked(ctx, locks, func(tx store.Tx) error {
+						if err := add(tx, "acct"); err != nil {
+							return err
+						}
+						return add(tx, "new")
+					})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got, want := mustGet(t, s, store.Budgets, "acct"), fmt.Sprint(writers*each); got != want {
+		t.Errorf("acct = %s after %d increments", got, writers*each)
+	}
+	if got, want := mustGet(t, s, store.Budgets, "new"), fmt.Sprint((writers-1)*each); got != want {
+		t.Errorf("new = %s after %d increments", got, (writers-1)*each)
 	}
 }
