@@ -198,6 +198,28 @@ func (x *Budget) readToReserve(ctx context.Context, tx store.Tx) (rec sharedBudg
 	return rec, x.limits, nil
 }
 
+// budgetLocks names the stored accounts ids to Store.UpdateLocked: every request writes
+// its accounts (a proxy-wide one, every request of every key), so on PostgreSQL their
+// writers wait for each other instead of aborting each other past the store's retries.
+func budgetLocks(ids ...string) []store.Ref {
+	refs := make([]store.Ref, len(ids))
+	for i, id := range ids {
+		refs[i] = store.Ref{Collection: store.Budgets, Key: id}
+	}
+	return refs
+}
+
+// storedLocks is budgetLocks of the accounts of xs kept in a store.
+func storedLocks(xs []*Budget) []store.Ref {
+	var ids []string
+	for _, x := range xs {
+		if x.st != nil {
+			ids = append(ids, x.id)
+		}
+	}
+	return budgetLocks(ids...)
+}
+
 // DeleteSharedBudget removes the stored account id; deleting a missing one is not an error.
 func DeleteSharedBudget(ctx context.Context, st *store.Store, id string) error {
 	return st.Delete(ctx, store.Budgets, id)
@@ -210,7 +232,7 @@ func (b *Budget) update(ctx context.Context, fn func(u *BudgetUsage) error) erro
 
 // updateRec is update with the account's stored limits at hand.
 func (b *Budget) updateRec(ctx context.Context, fn func(rec *sharedBudget) error) error {
-	return b.st.Update(ctx, func(tx store.Tx) error {
+	return b.st.UpdateLocked(ctx, budgetLocks(b.id), func(tx store.Tx) error {
 		rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, b.id)
 		if errors.Is(err, store.ErrNotFound) {
 			return &BudgetGoneError{ID: b.id}

@@ -129,7 +129,7 @@ func (b *Budget) reserveAll(ctx context.Context) (tokensLeft int64, err error) {
 	lefts := make([]int64, 1+len(b.parents))
 	switch {
 	case b.sameStore():
-		err = b.st.Update(ctx, func(tx store.Tx) error {
+		err = b.st.UpdateLocked(ctx, storedLocks(b.accounts()), func(tx store.Tx) error {
 			return updateBudgets(ctx, tx, b, func(us []*BudgetUsage, ls []BudgetLimits) error {
 				var err error
 				if lefts[0], err = ls[0].take(us[0], now); err != nil {
@@ -199,7 +199,7 @@ func (b *Budget) reserveAll(ctx context.Context) (tokensLeft int64, err error) {
 func (b *Budget) reserveOwn(ctx context.Context, now time.Time) (int64, error) {
 	if b.st != nil {
 		var left int64
-		err := b.st.Update(ctx, func(tx store.Tx) error {
+		err := b.st.UpdateLocked(ctx, budgetLocks(b.id), func(tx store.Tx) error {
 			rec, limits, err := b.readToReserve(ctx, tx)
 			if err != nil {
 				return err
@@ -256,7 +256,7 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 	var gone error
 	var alerts []BudgetAlert
 	fold, done := ends.ending()
-	err := b.st.Update(ctx, func(tx store.Tx) error {
+	err := b.st.UpdateLocked(ctx, storedLocks(accounts), func(tx store.Tx) error {
 		gone, alerts, states = nil, nil, states[:0] // a store transaction may run this again
 		// Each account still stored is charged: one deleted while the request was in
 		// flight (a key revoked, a team or end user deleted) loses nothing of the others'.

@@ -32,8 +32,14 @@ func (d *budgetWriteCounter) Put(ctx context.Context, c store.Collection, key st
 }
 
 func (d *budgetWriteCounter) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	return d.UpdateLocked(ctx, nil, fn)
+}
+
+// UpdateLocked forwards the locks to the driver counted (store.RecordLocker), counting
+// as Update does.
+func (d *budgetWriteCounter) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx store.Tx) error) error {
 	var puts, runs int64
-	err := d.Driver.Update(ctx, func(tx store.Tx) error {
+	err := store.UpdateLocked(ctx, d.Driver, locks, func(tx store.Tx) error {
 		puts = 0 // what the last run wrote is what commits
 		runs++
 		return fn(budgetCountingTx{Tx: tx, puts: &puts})
@@ -74,13 +80,20 @@ func (instantFake) Stream(ctx context.Context, req *providers.Request) (provider
 // behind a budgetWriteCounter.
 func budgetReplicas(tb testing.TB, name string) (gs [2]*Gateway, sts [2]*store.Store, counters [2]*budgetWriteCounter) {
 	tb.Helper()
+	return budgetReplicasRetrying(tb, name, 0)
+}
+
+// budgetReplicasRetrying is budgetReplicas whose PostgreSQL stores run a transaction
+// again at most retries times after a serialization failure (0: pgstore's default).
+func budgetReplicasRetrying(tb testing.TB, name string, retries int) (gs [2]*Gateway, sts [2]*store.Store, counters [2]*budgetWriteCounter) {
+	tb.Helper()
 	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
 	mem := memstore.NewDriver()
 	schema := fmt.Sprintf("%s_%d", name, time.Now().UnixNano())
 	for i := range gs {
 		var d store.Driver = mem
 		if dsn != "" {
-			pd, err := pgstore.OpenDriver(context.Background(), dsn, pgstore.Options{Schema: schema})
+			pd, err := pgstore.OpenDriver(context.Background(), dsn, pgstore.Options{Schema: schema, MaxRetries: retries})
 			if err != nil {
 				tb.Fatal(err)
 			}

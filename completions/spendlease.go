@@ -117,7 +117,7 @@ func (sg *spendGate) admitShared(ctx context.Context, b *Budget, choice bool) (r
 		}
 		unlock := sg.lockLease(key)
 		var st *gateState
-		err := b.st.Update(ctx, func(tx store.Tx) error {
+		err := b.st.UpdateLocked(ctx, budgetLocks(b.id), func(tx store.Tx) error {
 			rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, b.id)
 			if err != nil {
 				return err
@@ -187,7 +187,7 @@ func (sg *spendGate) leased(ctx context.Context, b *Budget, key any, st *gateSta
 			sg.leave(key, st)
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 			defer cancel()
-			err := b.st.Update(rctx, func(tx store.Tx) error {
+			err := b.st.UpdateLocked(rctx, budgetLocks(b.id), func(tx store.Tx) error {
 				rec, err := store.GetJSON[sharedBudget](rctx, tx, store.Budgets, b.id)
 				if err != nil {
 					return err
@@ -366,7 +366,7 @@ func (sg *spendGate) enterLeased(ctx context.Context, b *Budget, leased []int, s
 		unlock := sg.lockLeases(ids)
 		taken = false
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseTxTimeout)
-		err = st.Update(tctx, func(tx store.Tx) error {
+		err = st.UpdateLocked(tctx, storedLocks(accounts), func(tx store.Tx) error {
 			taken = false // a store transaction may run this again
 			recs := make([]sharedBudget, len(accounts))
 			ls := make([]BudgetLimits, len(accounts))
@@ -586,7 +586,7 @@ func (h *leaseHold) release() {
 	process := h.sg.shared.Process()
 	rctx, cancel := context.WithTimeout(h.ctx, leaseReleaseTimeout)
 	defer cancel()
-	err := open[0].x.st.Update(rctx, func(tx store.Tx) error {
+	err := open[0].x.st.UpdateLocked(rctx, budgetLocks(ids...), func(tx store.Tx) error {
 		now := time.Now()
 		for _, e := range open {
 			rec, err := store.GetJSON[sharedBudget](rctx, tx, store.Budgets, e.x.id)
