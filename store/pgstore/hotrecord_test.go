@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/pgstore"
 )
@@ -145,8 +147,9 @@ func TestRunAgainWaitsForTheLockers(t *testing.T) {
 	}
 }
 
-// TestLocksEndWithTheirTransaction: the locks of an UpdateLocked that failed (fn's error)
-// or whose context ended while it waited for one are not left held: the next UpdateLocked
+// TestLocksEndWithTheirTransaction: the locks of an UpdateLocked that failed (fn's error,
+// a commit that rolled back) or whose context ended while it waited for one are not left
+// held: the next UpdateLocked
 // of the record goes through, and the failed one wrote nothing.
 func TestLocksEndWithTheirTransaction(t *testing.T) {
 	sts := hotReplicas(t, 1, 1)
@@ -161,6 +164,18 @@ func TestLocksEndWithTheirTransaction(t *testing.T) {
 	})
 	if !errors.Is(err, boom) {
 		t.Fatalf("UpdateLocked = %v, want fn's error", err)
+	}
+	// A statement that failed inside, fn going on: the commit is a rollback, an error.
+	err = sts[0].UpdateLocked(ctx, hot, func(tx store.Tx) error {
+		if err := increment(ctx, tx, store.Budgets, "hot"); err != nil {
+			return err
+		}
+		ptx, _ := pgstore.PgxTx(tx)
+		ptx.Exec(ctx, "SELECT 1/0") // its error ignored
+		return nil
+	})
+	if !errors.Is(err, pgx.ErrTxCommitRollback) {
+		t.Fatalf("UpdateLocked after a failed statement = %v, want pgx.ErrTxCommitRollback", err)
 	}
 	// One holds the record's lock; another waits for it until its context ends.
 	holding, release := make(chan struct{}), make(chan struct{})

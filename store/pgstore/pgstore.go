@@ -527,58 +527,33 @@ func (d *Driver) lockOf(r store.Ref) lockID {
 	return lockID{hi: int32(sum >> 32), lo: int32(sum)}
 }
 
-// unlockTimeout bounds the release of a run's advisory locks, made apart from the
-// caller's context (a connection that cannot release them is closed, which does).
+// unlockTimeout bounds the release of a run's advisory locks when it could not go with
+// its commit, made apart from the caller's context (a connection that cannot release
+// them is closed, which does).
 const unlockTimeout = 5 * time.Second
 
-// advisory runs fn (pg_advisory_lock or pg_advisory_unlock) on each of ids in one
-// statement, in ids' order.
-func advisory(ctx context.Context, conn *pgxpool.Conn, fn string, ids []lockID) error {
+// advisorySQL is a statement running fn (pg_advisory_lock or pg_advisory_unlock) on
+// each of ids, in ids' order, its keys written as literals: it goes in one simple-protocol
+// message with the statements that begin or commit the transaction.
+func advisorySQL(fn string, ids []lockID) string {
 	var sql strings.Builder
-	args := make([]any, 0, 2*len(ids))
 	sql.WriteString("SELECT ")
 	for i, id := range ids {
 		if i > 0 {
 			sql.WriteString(", ")
 		}
-		fmt.Fprintf(&sql, "%s($%d::int4, $%d::int4)", fn, 2*i+1, 2*i+2)
-		args = append(args, id.hi, id.lo)
+		fmt.Fprintf(&sql, "%s(%d, %d)", fn, id.hi, id.lo)
 	}
-	_, err := conn.Exec(ctx, sql.String(), args...)
-	return err
+	return sql.String()
 }
 
-// runTx runs fn once in a SERIALIZABLE transaction, holding the session advisory locks
-// ids (taken before the transaction starts, so that its snapshot sees the commits of
-// the transactions that held them), and returns the records fn read or wrote.
+// runTx runs fn once in a SERIALIZABLE transaction and returns the records fn read or
+// wrote when it failed.
 func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) error) (touched []store.Ref, err error) {
-	conn, err := d.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: begin: %w", err)
-	}
-	broken := false
-	defer func() {
-		if broken {
-			// Its session may hold a lock it could not release: closing it releases them,
-			// and the pool then drops it.
-			conn.Conn().Close(context.WithoutCancel(ctx))
-		}
-		conn.Release()
-	}()
 	if len(ids) > 0 {
-		if err := advisory(ctx, conn, "pg_advisory_lock", ids); err != nil {
-			broken = true // a failed statement may have taken some of them
-			return nil, fmt.Errorf("pgstore: lock: %w", err)
-		}
-		defer func() {
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
-			defer cancel()
-			if advisory(uctx, conn, "pg_advisory_unlock", ids) != nil {
-				broken = true
-			}
-		}()
+		return d.runLocked(ctx, ids, fn)
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: begin: %w", err)
 	}
@@ -591,6 +566,59 @@ func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) e
 		return t.touched, fmt.Errorf("pgstore: commit: %w", err)
 	}
 	return nil, nil
+}
+
+// runLocked is runTx holding the session advisory locks ids: taken before the
+// transaction begins (in the message that begins it), so that its snapshot sees the
+// commits of the transactions that held them, and released in the message that commits
+// it, so a hot record's writers wait no round trip longer than their transactions.
+func (d *Driver) runLocked(ctx context.Context, ids []lockID, fn func(tx store.Tx) error) (touched []store.Ref, err error) {
+	conn, err := d.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: begin: %w", err)
+	}
+	held := true // the locks, until released or the session closed
+	defer func() {
+		if held && !conn.Conn().IsClosed() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+			if _, err := conn.Exec(uctx, advisorySQL("pg_advisory_unlock", ids)); err != nil {
+				conn.Conn().Close(uctx) // ending the session releases them
+			}
+			cancel()
+		}
+		conn.Release() // a closed connection leaves the pool
+	}()
+	// The locks are taken in a transaction of their own (they outlive it), so that the
+	// SERIALIZABLE one begins, and takes its snapshot, once they are held.
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + advisorySQL("pg_advisory_lock", ids) + "; COMMIT; BEGIN ISOLATION LEVEL SERIALIZABLE"})
+	if err != nil {
+		// Some locks may be held and a transaction open: ending the session ends both.
+		conn.Conn().Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("pgstore: lock and begin: %w", err)
+	}
+	t := &pgTx{tx: tx}
+	if err := fn(t); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		return t.touched, err
+	}
+	// The commit and the locks' release in one message; when the commit fails the rest is
+	// skipped (the deferred release then runs), and pgx's Tx is not used again.
+	rs, err := conn.Conn().PgConn().Exec(ctx, "COMMIT; "+advisorySQL("pg_advisory_unlock", ids)).ReadAll()
+	if len(rs) == 2 && rs[1].Err == nil {
+		held = false
+	}
+	switch {
+	case len(rs) > 0 && rs[0].Err != nil:
+		err = rs[0].Err
+	case len(rs) > 0 && rs[0].CommandTag.String() == "ROLLBACK":
+		err = pgx.ErrTxCommitRollback // a statement of fn failed and fn went on
+	case len(rs) > 0:
+		return nil, nil // committed (an error of the release alone is the deferred release's)
+	}
+	if conn.Conn().PgConn().TxStatus() != 'I' {
+		conn.Conn().Close(context.WithoutCancel(ctx)) // the commit's outcome unknown: as pgx's Commit
+	}
+	return t.touched, fmt.Errorf("pgstore: commit: %w", err)
 }
 
 // Close closes the pool. Later calls return store.ErrClosed.
