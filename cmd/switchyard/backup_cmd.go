@@ -153,11 +153,16 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := os.Stat(src); err != nil {
 		return fmt.Errorf("--data %s: no Switchyard database there: %w", *data, err)
 	}
-	dst := *out
+	dst, n := *out, int64(0)
+	var err error
 	if dst == "" {
-		dst = boltstore.SnapshotPath(filepath.Join(*data, "backups"), time.Now())
+		// Among serve's own, recorded as the newest (serve keeps the newest --backup-keep).
+		var snap boltstore.Snapshot
+		snap, err = boltstore.SnapshotFile(ctx, src, filepath.Join(*data, "backups"), boltstore.Options{})
+		dst, n = snap.Path, snap.Size
+	} else {
+		n, err = boltstore.BackupFile(ctx, src, dst, boltstore.Options{})
 	}
-	n, err := boltstore.BackupFile(ctx, src, dst, boltstore.Options{})
 	if errors.Is(err, store.ErrLocked) {
 		return fmt.Errorf("%s is in use by a running server, which writes its own backups (serve --backup-every, into %s): %s: %w",
 			src, filepath.Join(*data, "backups"), backupNowHint, err)

@@ -39,7 +39,7 @@ func (d *Driver) WriteBackup(ctx context.Context, w io.Writer) (int64, error) {
 // is synced and then renamed to path, so path holds either a whole copy or what it held
 // before; a failed copy leaves nothing behind.
 func (d *Driver) BackupTo(ctx context.Context, path string) (int64, error) {
-	return writeFileAtomically(path, func(w io.Writer) (int64, error) { return d.WriteBackup(ctx, w) })
+	return writeFileAtomically(path, func(w io.Writer) (int64, error) { return d.WriteBackup(ctx, w) }, nil)
 }
 
 // BackupFile copies the database file src, which no process may have open for writing, to
@@ -47,6 +47,12 @@ func (d *Driver) BackupTo(ctx context.Context, path string) (int64, error) {
 // 2 s) for a writer's lock: a server running on src makes it fail with an error matching
 // store.ErrLocked (take that server's backups with Driver.BackupTo instead).
 func BackupFile(ctx context.Context, src, dst string, opts Options) (int64, error) {
+	return backupFile(ctx, src, dst, opts, nil)
+}
+
+// backupFile is BackupFile, with finish (when set) run on the synced copy before it is
+// renamed into place.
+func backupFile(ctx context.Context, src, dst string, opts Options, finish func(tmp string) error) (int64, error) {
 	db, err := openReadOnly(src, opts)
 	if err != nil {
 		return 0, err
@@ -60,7 +66,7 @@ func BackupFile(ctx context.Context, src, dst string, opts Options) (int64, erro
 			return err
 		})
 		return n, err
-	})
+	}, finish)
 }
 
 // Verify checks, without changing it, that the file at path is a whole bbolt database whose
@@ -209,8 +215,9 @@ func openReadOnly(path string, opts Options) (*bolt.DB, error) {
 }
 
 // writeFileAtomically makes path from what write writes, through a synced temporary file
-// in path's directory renamed into place.
-func writeFileAtomically(path string, write func(io.Writer) (int64, error)) (int64, error) {
+// in path's directory (named .<path's name>.<digits>.tmp) renamed into place; finish, when
+// set, runs on the closed temporary file before the rename.
+func writeFileAtomically(path string, write func(io.Writer) (int64, error), finish func(tmp string) error) (int64, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, fileError("create directory for", path, err)
@@ -226,6 +233,9 @@ func writeFileAtomically(path string, write func(io.Writer) (int64, error)) (int
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && finish != nil {
+		err = finish(tmp)
 	}
 	if err == nil {
 		err = os.Chmod(tmp, 0o600)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -401,5 +403,175 @@ func BenchmarkBackupTo(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.SetBytes(n)
+	}
+}
+
+// TestSnapshotsRemoveUnfinishedBackups: the temporary file of a backup cut short (named as
+// the real ones are named) is removed by the next backup and by Run at its start, when it
+// was last written before them; one written since (a backup under way), and files not of
+// that name, are left alone.
+func TestSnapshotsRemoveUnfinishedBackups(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDriver(t, filepath.Join(dir, "switchyard.db"))
+	defer d.Close()
+	putN(t, d, 0, 3, "v")
+	backups := filepath.Join(dir, "backups")
+	if err := os.MkdirAll(backups, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The name a backup's temporary file really has is one removeUnfinished takes.
+	var during []string
+	_, err := writeFileAtomically(SnapshotPath(backups, time.Now()), func(w io.Writer) (int64, error) {
+		es, _ := os.ReadDir(backups)
+		for _, e := range es {
+			during = append(during, e.Name())
+		}
+		return 0, errors.New("cut short")
+	}, nil)
+	if err == nil || len(during) != 1 || !unfinishedSnapshot(during[0]) {
+		t.Fatalf("a backup's temporary file %v (err %v): not recognised as one", during, err)
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	file := func(name string, mtime time.Time) string {
+		p := filepath.Join(backups, name)
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := file(".switchyard-20261129T030000.000Z.db.1234567.tmp", hourAgo)
+	underWay := file(".switchyard-20261129T040000.000Z.db.7654321.tmp", time.Now().Add(time.Hour))
+	others := []string{
+		file(".switchyard.db.1234567.tmp", hourAgo),                     // a restore's, not a backup's
+		file(".switchyard-20261129T030000.000Z.db.12ab.tmp", hourAgo),   // not our digits
+		file("switchyard-20261129T030000.000Z.db.1234567.tmp", hourAgo), // no leading dot
+		file(".switchyard-handmade.db.1234567.tmp", hourAgo),            // no time
+		file("notes.tmp", hourAgo),
+	}
+	s := &Snapshots{Driver: d, Dir: backups, Keep: 3}
+	if _, err := s.Take(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("the stale temporary file is still there after a backup: %v", err)
+	}
+	for _, p := range append(others, underWay) {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+	// Run removes one at its start, without taking a backup (Every 0: only when asked).
+	stale = file(".switchyard-20261129T050000.000Z.db.42.tmp", hourAgo)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx, nil); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(stale); os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Run left the stale temporary file at its start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if kept, _ := s.List(); len(kept) != 1 {
+		t.Fatalf("%d backups, want the one taken", len(kept))
+	}
+}
+
+// TestSnapshotsPruneByRecordedOrder: which backups are the oldest is read from inside
+// them, so a backup renamed to a later time, a copy of an old one (a fresh name and file
+// time) and a clock that went back do not make Take remove the wrong ones, and never the
+// one it just wrote; backups without the record (BackupFile's) go first; SnapshotFile's
+// copy of a stopped database takes its place as the newest.
+func TestSnapshotsPruneByRecordedOrder(t *testing.T) {
+	dir := t.TempDir()
+	d := openTestDriver(t, filepath.Join(dir, "switchyard.db"))
+	defer d.Close()
+	putN(t, d, 0, 3, "v")
+	backups := filepath.Join(dir, "backups")
+	clock := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	s := &Snapshots{Driver: d, Dir: backups, Keep: 3, Now: func() time.Time { return clock }}
+	take := func() Snapshot {
+		t.Helper()
+		snap, err := s.Take(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(time.Hour)
+		return snap
+	}
+	first, second, third := take(), take(), take()
+	if first.Seq != 1 || second.Seq != 2 || third.Seq != 3 || !third.Taken.Equal(time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC)) {
+		t.Fatalf("taken %+v %+v %+v", first, second, third)
+	}
+	// The oldest renamed to a name far in the future; the second copied (new name, new
+	// file time); a backup without the record under a late name.
+	renamed := SnapshotPath(backups, time.Date(2099, 12, 31, 0, 0, 0, 0, time.UTC))
+	if err := os.Rename(first.Path, renamed); err != nil {
+		t.Fatal(err)
+	}
+	copied := SnapshotPath(backups, time.Date(2098, 1, 1, 0, 0, 0, 0, time.UTC))
+	b, err := os.ReadFile(second.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	legacy := SnapshotPath(backups, time.Date(2097, 1, 1, 0, 0, 0, 0, time.UTC))
+	if _, err := d.BackupTo(context.Background(), legacy); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, k := range kept {
+		order = append(order, fmt.Sprintf("%s#%d", filepath.Base(k.Path), k.Seq))
+	}
+	want := []string{filepath.Base(legacy) + "#0", filepath.Base(renamed) + "#1", filepath.Base(second.Path) + "#2", filepath.Base(copied) + "#2", filepath.Base(third.Path) + "#3"}
+	if !slices.Equal(order, want) {
+		t.Fatalf("List order %v, want %v", order, want)
+	}
+	// The clock goes back ten hours: the new backup's name is the earliest of all, yet it
+	// is the newest, kept, and the three oldest by record go.
+	clock = time.Date(2026, 11, 28, 17, 0, 0, 0, time.UTC)
+	fourth := take()
+	if fourth.Seq != 4 {
+		t.Fatalf("seq after the clock went back: %+v", fourth)
+	}
+	kept, _ = s.List()
+	if len(kept) != 3 || kept[0].Path != copied || kept[1].Path != third.Path || kept[2].Path != fourth.Path ||
+		!kept[2].Taken.Equal(time.Date(2026, 11, 28, 17, 0, 0, 0, time.UTC)) {
+		t.Fatalf("kept %+v", kept)
+	}
+	// Keep 1: only the one just written stays.
+	s.Keep = 1
+	fifth := take()
+	if kept, _ = s.List(); len(kept) != 1 || kept[0].Path != fifth.Path || kept[0].Seq != 5 {
+		t.Fatalf("Keep 1 kept %+v, want %s", kept, fifth.Path)
+	}
+	// A stopped database's copy by SnapshotFile comes after serve's.
+	other := filepath.Join(dir, "other.db")
+	d2 := openTestDriver(t, other)
+	putN(t, d2, 0, 2, "o")
+	d2.Close()
+	snap, err := SnapshotFile(context.Background(), other, backups, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept, _ = s.List(); len(kept) != 2 || kept[1].Path != snap.Path || snap.Seq != 6 || snap.Size == 0 {
+		t.Fatalf("SnapshotFile wrote %+v; kept %+v", snap, kept)
+	}
+	if n := len(keysOf(t, snap.Path)); n != 2 {
+		t.Fatalf("SnapshotFile's copy holds %d keys, want 2", n)
 	}
 }
