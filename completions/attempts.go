@@ -49,10 +49,13 @@ type plan struct {
 	members     int
 	switched    providers.ErrorKind
 	switchedEnd int
-	calls       int    // upstream calls made (MaxUpstreamAttempts)
-	losers      []part // hedged starts that lost, billed with the answer
-	collected   bool   // a stream read whole for a non-streamed request (completeHedged)
-	streamed    bool   // the models are called by stream (Stream, StreamN, completeHedged)
+	calls       int // upstream calls made (MaxUpstreamAttempts)
+	// failedCharge is what the failing attempt under way was charged (chargeOversized),
+	// for run to put on its Attempt; nil: nothing.
+	failedCharge *failedCharge
+	losers       []part // hedged starts that lost, billed with the answer
+	collected    bool   // a stream read whole for a non-streamed request (completeHedged)
+	streamed     bool   // the models are called by stream (Stream, StreamN, completeHedged)
 	// noQueue: the request does not queue for a slot in flight (MemberLimits.MaxParallel),
 	// being a choice of StreamN, whose started siblings hold their slots until the caller
 	// reads them, which it can only once every choice has started or failed.
@@ -516,6 +519,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				g.shareCall(u, begin)
 			}
 			actx, span := g.traceAttempt(ctx)
+			p.failedCharge = nil
 			err := try(actx, t)
 			lat := g.opts.Now().Sub(begin).Milliseconds()
 			if err == nil {
@@ -544,6 +548,11 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				retryAfter = pe.RetryAfter
 			}
 			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t), SpanID: span})
+			if c := p.failedCharge; c != nil {
+				a := &p.attempts[len(p.attempts)-1]
+				a.Usage, a.Estimated, a.AnswerBytes = &c.usage, c.estimated, c.answerBytes
+				p.failedCharge = nil
+			}
 			g.log.DebugContext(ctx, "completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
 			if kind == providers.KindContentFilter && !p.filterFallsOver(i) {
 				// A policy decision: asking the next model would override it.
@@ -612,6 +621,54 @@ func (g *Gateway) contentFiltered(ctx context.Context, p *plan, t target, err er
 	g.account(ctx, p, t, u, us.Costs, false, estimated, latency)
 	return &ContentFilterError{Model: t.name, Message: msg, Attempts: slices.Clone(p.attempts),
 		ResponseMessageID: p.msgID, Usage: us, UsageEstimated: estimated}
+}
+
+// failedCharge is what a failed attempt was charged: its usage with costs, estimated
+// when counted locally, and the size of the answer refused.
+type failedCharge struct {
+	usage       Usage
+	estimated   bool
+	answerBytes int64
+}
+
+// chargeOversized charges t's failed call of p, begun at begin, when err refused its
+// answer as larger than the cap (providers.ErrResponseTooLarge): the upstream made that
+// answer and bills it, though none of it is delivered. The charge is the usage the error
+// carries, else prompt (the request's input counted locally, estimated), priced by price,
+// to the budget and the ledger as a part (not the answer); run puts it, with the bytes
+// known of the answer, on the attempt, and a request that then fails records it as its
+// usage.
+func (g *Gateway) chargeOversized(ctx context.Context, p *plan, t target, err error, begin time.Time,
+	prompt func() providers.Usage, price func(providers.Usage) Costs) {
+	var pe *providers.Error
+	if !errors.Is(err, providers.ErrResponseTooLarge) || !errors.As(err, &pe) {
+		return
+	}
+	u, estimated := providers.Usage{}, true
+	if pe.Usage != nil {
+		u, estimated = *pe.Usage, pe.UsageEstimated
+	} else {
+		u = prompt()
+	}
+	us := usageOf(u, price(u))
+	g.account(ctx, p, t, u, us.Costs, false, estimated, g.opts.Now().Sub(begin))
+	p.failedCharge = &failedCharge{usage: us, estimated: estimated, answerBytes: pe.AnswerBytes}
+	g.log.WarnContext(ctx, "completions: the upstream's answer was over the size cap; charged its prompt",
+		"model", t.name, "answer_bytes", pe.AnswerBytes, "prompt_tokens", u.PromptTokens, "estimated", estimated)
+}
+
+// failedAttemptsUsage is the sum of what p's failed attempts were charged (chargeOversized)
+// and whether any of it was estimated: the usage of a request that then failed.
+func failedAttemptsUsage(attempts []Attempt) (Usage, bool) {
+	var sum Usage
+	estimated := false
+	for _, a := range attempts {
+		if a.Outcome == OutcomeError && a.Usage != nil && a.AnswerBytes > 0 {
+			sum = addUsage(sum, *a.Usage)
+			estimated = estimated || a.Estimated
+		}
+	}
+	return sum, estimated
 }
 
 // rateLimitedBefore reports whether model had a rate-limited attempt before the last one.
@@ -1174,9 +1231,14 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 		used  target
 		begin time.Time
 	)
-	used, begin, err = g.callAttempts(ctx, p, "no complete response", func(_, actx context.Context, t target, _ time.Time) error {
+	used, begin, err = g.callAttempts(ctx, p, "no complete response", func(ctx, actx context.Context, t target, begin time.Time) error {
 		r := g.attemptRequest(p.req, &p.preq, t)
 		res, err := t.p.Complete(actx, &r)
+		if err != nil {
+			g.chargeOversized(ctx, p, t, err, begin,
+				func() providers.Usage { u, _ := measured(t.name, providers.Usage{}, &r, nil); return u },
+				func(u providers.Usage) Costs { return g.costsAt(p, t, u) })
+		}
 		out = res
 		return err
 	})

@@ -533,6 +533,9 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 			// Part of the call was answered (and billed) before it failed. (A content
 			// filter's billed usage is accounted by run, as for chat.)
 			g.account(ctx, p, t, *pe.Usage, g.embeddingCost(p, t, *pe.Usage), false, pe.UsageEstimated, g.opts.Now().Sub(begin))
+		} else if err != nil {
+			g.chargeOversized(ctx, p, t, err, begin, func() providers.Usage { return providers.Usage{PromptTokens: embeddingInputTokens(&r)} },
+				func(u providers.Usage) Costs { return g.embeddingCost(p, t, u) })
 		}
 		out = res
 		return err
@@ -589,4 +592,19 @@ func (g *Gateway) embeddingsFromCache(ctx context.Context, p *plan, req *Embeddi
 	}
 	g.observeOpAnswer(ctx, p, OperationEmbeddings, used, Usage{PromptTokens: ec.tokens, TotalTokens: ec.tokens, Costs: costs}, true, resp.Cache, g.opts.Now())
 	return resp, nil
+}
+
+// embeddingInputTokens counts r's inputs locally: its token ids as they are, its texts
+// with its model's tokenizer (providers.CountTokens).
+func embeddingInputTokens(r *providers.EmbeddingRequest) int {
+	n := 0
+	for _, ids := range r.Tokens {
+		n += len(ids)
+	}
+	if r.Tokens == nil {
+		for _, text := range r.Input {
+			n += providers.CountTokens(r.Model, text)
+		}
+	}
+	return n
 }

@@ -80,8 +80,11 @@ type RequestRecord struct {
 	// upstreams bill it: the prompt and the output streamed so far (estimated when they
 	// reported none), with any earlier parts (a continued start, a hedged start that lost).
 	// A request a content filter refused (RequestFiltered) carries what the refused call was
-	// billed (ContentFilterError.Usage). It is zero when nothing was billed (every attempt
-	// failed before its first fragment).
+	// billed (ContentFilterError.Usage). A request that failed after an upstream's answer
+	// was refused as over the size cap carries what that call was charged (its attempt's
+	// Usage, with AnswerBytes; the prompt's estimate when the upstream's usage was not read,
+	// UsageEstimated). It is zero when nothing was billed (every attempt failed before its
+	// first fragment).
 	Usage          Usage
 	UsageEstimated bool
 	// Continuations counts models that continued a broken stream.
@@ -240,12 +243,16 @@ func (g *Gateway) observePartial(ctx context.Context, p *plan, stream bool, err 
 		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), TTFT: ttft,
 		ConversationID: p.convID, Err: err, Continuations: countContinuations(p.attempts), Tags: p.req.Tags,
 		ResponseID: p.msgID, Usage: spent, UsageEstimated: estimated}
+	if spent == (Usage{}) {
+		// Answers refused as over the size cap were billed all the same (chargeOversized).
+		r.Usage, r.UsageEstimated = failedAttemptsUsage(p.attempts)
+	}
 	var cf *ContentFilterError
 	switch {
 	case errors.As(err, &cf):
 		r.Outcome = RequestFiltered
 		if spent == (Usage{}) { // the blocked call was billed (contentFiltered): what it cost
-			r.Usage, r.UsageEstimated = cf.Usage, cf.UsageEstimated
+			r.Usage, r.UsageEstimated = addUsage(r.Usage, cf.Usage), r.UsageEstimated || cf.UsageEstimated
 		}
 	case errors.Is(err, ErrGuardrailBlocked):
 		r.Outcome = RequestBlocked
@@ -296,6 +303,7 @@ func (g *Gateway) observeOpFailure(ctx context.Context, p *plan, op string, stre
 	}
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: op, Stream: stream, Outcome: RequestFailed, Tags: p.req.Tags,
 		Attempts: cloneAttempts(p.attempts), Start: p.start, Latency: g.opts.Now().Sub(p.start), Err: err}
+	r.Usage, r.UsageEstimated = failedAttemptsUsage(p.attempts)
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) && !errors.Is(err, ErrAllFailed) {
 		r.Outcome = RequestCancelled
 	}

@@ -299,6 +299,12 @@ type Attempt struct {
 	// per 4 characters.
 	Usage     *Usage `json:"usage,omitempty"`
 	Estimated bool   `json:"usage_estimated,omitempty"`
+	// AnswerBytes is set on a failed attempt whose answer was refused as larger than the
+	// cap on an answer's size (providers.ErrResponseTooLarge): the bytes of it read, or
+	// the length it announced. The upstream billed that call: Usage is then what the
+	// gateway charged for it (the usage the upstream reported, else the prompt's estimate,
+	// Estimated).
+	AnswerBytes int64 `json:"answer_bytes,omitempty"`
 	// ContinuedFrom is set on an attempt that continued a broken stream: the character
 	// (Unicode code point) offset of the answer it started from.
 	ContinuedFrom *int `json:"continued_from,omitempty"`

@@ -51,6 +51,10 @@ func TestOversizedAnswerIsTheUpstreamsFault(t *testing.T) {
 				t.Errorf("declared=%s %s: %#v", declared, read, err)
 				continue
 			}
+			// What is known of the answer's size, for the gateway's record: read or announced.
+			if want := map[string]int64{"0": limit + 1, "1": int64(len(body))}[declared]; pe.AnswerBytes != want {
+				t.Errorf("declared=%s %s: AnswerBytes %d, want %d", declared, read, pe.AnswerBytes, want)
+			}
 			if announced := strings.Contains(pe.Message, "it announced "+strconv.Itoa(len(body))+" bytes"); announced != (declared == "1") {
 				t.Errorf("declared=%s %s: %q", declared, read, pe.Message)
 			}

@@ -463,12 +463,15 @@ var ErrResponseTooLarge = errors.New("providers: upstream answer larger than the
 // tooLarge is the failure of a success body past limit: the upstream's fault, not the
 // request's, so KindBadResponse (another model is tried; the same one, which was likely
 // billed and would answer as much again, is not) rather than a 400 to the client.
-func (c *call) tooLarge(limit int64) *Error {
+// read is how many bytes of the answer were read before it was refused.
+func (c *call) tooLarge(limit, read int64) *Error {
 	msg := fmt.Sprintf("the upstream's answer exceeded the %s cap on an answer's size", byteSize(limit))
 	if n := c.resp.ContentLength; n > limit {
 		msg += fmt.Sprintf(" (it announced %d bytes)", n)
 	}
-	return c.failure(KindBadResponse, msg, ErrResponseTooLarge)
+	e := c.failure(KindBadResponse, msg, ErrResponseTooLarge)
+	e.AnswerBytes = max(read, c.resp.ContentLength)
+	return e
 }
 
 // byteSize writes n as the caps are set: in MiB when a whole number of them, else bytes.
@@ -482,7 +485,7 @@ func byteSize(n int64) string {
 // readAll reads a whole (bounded) success body.
 func (c *call) readAll(limit int64) ([]byte, error) {
 	if c.resp.ContentLength > limit {
-		return nil, c.tooLarge(limit) // announced: nothing of it is read
+		return nil, c.tooLarge(limit, 0) // announced: nothing of it is read
 	}
 	var b []byte
 	var err error
@@ -513,7 +516,7 @@ func (c *call) readAll(limit int64) ([]byte, error) {
 		return nil, c.readFailure(err, false)
 	}
 	if int64(len(b)) > limit {
-		return nil, c.tooLarge(limit)
+		return nil, c.tooLarge(limit, int64(len(b)))
 	}
 	return b, nil
 }
@@ -523,13 +526,13 @@ func (c *call) readAll(limit int64) ([]byte, error) {
 // times the size of what it decodes to. A body that is not JSON is KindStreamBroken.
 func (c *call) decodeAll(limit int64, v any, what string) error {
 	if c.resp.ContentLength > limit {
-		return c.tooLarge(limit) // announced: nothing of it is read
+		return c.tooLarge(limit, 0) // announced: nothing of it is read
 	}
 	r := &cappedReader{r: c.body, left: limit}
 	err := jsonv2.UnmarshalRead(r, v, upstreamJSON)
 	switch {
 	case r.over:
-		return c.tooLarge(limit)
+		return c.tooLarge(limit, r.read+1) // and the byte that went past
 	case r.err != nil:
 		return c.readFailure(r.err, false)
 	case err != nil:

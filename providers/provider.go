@@ -353,6 +353,11 @@ type Error struct {
 	// RerankUsage is what the upstream billed a rerank call whose answer was refused
 	// (KindBadResponse), when the answer said; nil otherwise.
 	RerankUsage *RerankUsage
+	// AnswerBytes is, for an answer refused as larger than the cap an adapter reads
+	// (ErrResponseTooLarge), how many bytes of it were read, or the length it announced
+	// when that was larger (then none was read); 0 otherwise. The upstream made (and
+	// billed) that answer: the gateway charges its prompt.
+	AnswerBytes int64
 }
 
 // Error formats the failure as "provider/model: kind (HTTP status): message".
