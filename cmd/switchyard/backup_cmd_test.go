@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/boltstore"
 )
 
 // backupsIn lists serve's backups under dir's backups directory.
@@ -204,5 +207,53 @@ func TestServeWarnsOfAnUnpricedProposer(t *testing.T) {
 		if got != tc.warn {
 			t.Errorf("--proposer-model %s: warned %v, want %v:\n%s", tc.model, got, tc.warn, grepLines(stderr.String(), "proposer"))
 		}
+	}
+}
+
+// TestRestoreRefusesAnOpenDatabase: restore onto a database another process has open (a
+// running server; here the test's own handle, which the lock treats alike on every OS,
+// Windows included, where a file open elsewhere cannot be renamed over) exits 1 naming the
+// file and saying nothing was changed, and changes nothing: no file is put aside and the
+// database still holds what it held.
+func TestRestoreRefusesAnOpenDatabase(t *testing.T) {
+	dir := t.TempDir()
+	live := filepath.Join(dir, "switchyard.db")
+	backup := filepath.Join(dir, "b.db")
+	mk := func(path, value string) {
+		st, err := boltstore.Open(path, boltstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(context.Background(), store.Collection("restore_test"), "k", []byte(value)); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	}
+	mk(backup, "backup")
+	mk(live, "live")
+	open, err := boltstore.Open(live, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"restore", "--data", dir, "--from", backup}, &out, &errb)
+	if code != 1 || !strings.Contains(errb.String(), live+" is in use by a running server: stop it first (nothing was changed)") {
+		t.Fatalf("restore onto an open database: exit %d, %q %q", code, out.String(), errb.String())
+	}
+	if aside, _ := filepath.Glob(live + ".before-restore-*"); len(aside) != 0 {
+		t.Fatalf("a refused restore put files aside: %v", aside)
+	}
+	v, err := open.Get(context.Background(), store.Collection("restore_test"), "k")
+	open.Close()
+	if err != nil || string(v) != "live" {
+		t.Fatalf("the open database after a refused restore: %q %v", v, err)
+	}
+	st, err := boltstore.Open(live, boltstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v, err := st.Get(context.Background(), store.Collection("restore_test"), "k"); err != nil || string(v) != "live" {
+		t.Fatalf("the database file after a refused restore: %q %v", v, err)
 	}
 }

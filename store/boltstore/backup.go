@@ -114,7 +114,10 @@ func Verify(ctx context.Context, path string, opts Options) error {
 // a server running on path makes it fail with an error matching store.ErrLocked and
 // changes nothing, and path is never missing meanwhile: a server starting during a restore
 // waits for it and then opens the restored file (OpenDriver opens path again when the file
-// there changed while it waited for the lock).
+// there changed while it waited for the lock). On Windows, which cannot rename a file over
+// an open one, it checks that no process has path open instead, and a server that opens it
+// before the restored file is renamed into place makes the rename, and Restore, fail with
+// store.ErrLocked, path left as it was.
 func Restore(ctx context.Context, src, path string, opts Options) (aside string, err error) {
 	placeholder := false
 	if err := Verify(ctx, src, opts); err != nil {
@@ -177,7 +180,11 @@ func Restore(ctx context.Context, src, path string, opts Options) (aside string,
 		restoreLocked()
 	}
 	if _, err := BackupFile(ctx, src, path, opts); err != nil {
-		if placeholder {
+		if replaceRefused(path, err) {
+			// Windows, where the lock cannot be held across the rename (lockFile): a
+			// server opened the file meanwhile, and the rename left it as it was.
+			err = fmt.Errorf("boltstore: %s was opened by another process during the restore: %w: %w", path, store.ErrLocked, err)
+		} else if placeholder {
 			os.Remove(path)
 		}
 		if aside != "" {
