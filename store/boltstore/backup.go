@@ -149,10 +149,11 @@ func Restore(ctx context.Context, src, path string, opts Options) (aside string,
 			}
 			aside = fmt.Sprintf("%s.before-restore-%s-%d", path, time.Now().UTC().Format("20060102T150405Z"), i)
 		}
-		// A second name for the file rather than a rename: path never goes missing, so a
-		// server starting meanwhile opens it and waits for its lock (then finds the
-		// restored file there) instead of creating a new one the restore would replace.
-		if err := os.Link(path, aside); err != nil {
+		// A second name for the file (a copy on Windows) rather than a rename: path never
+		// goes missing, so a server starting meanwhile opens it and waits for its lock
+		// (then finds the restored file there) instead of creating a new one the restore
+		// would replace.
+		if err := keepAside(path, aside); err != nil {
 			return "", fileError("keep a copy of", path, err)
 		}
 	} else if os.IsNotExist(err) {

@@ -3,6 +3,7 @@
 package boltstore
 
 import (
+	"os"
 	"time"
 )
 
@@ -19,3 +20,6 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 // replaceRefused reports whether err, from putting a file in place of path, was the
 // system refusing because path is open: never said apart here.
 func replaceRefused(path string, err error) bool { return false }
+
+// keepAside gives the file at path the second name aside, for Restore to keep it by.
+func keepAside(path, aside string) error { return os.Link(path, aside) }

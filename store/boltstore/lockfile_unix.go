@@ -45,3 +45,6 @@ func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
 // system refusing because path is open: never on Unix, where a rename replaces an open
 // file (Restore's lock keeps servers off it instead).
 func replaceRefused(path string, err error) bool { return false }
+
+// keepAside gives the file at path the second name aside, for Restore to keep it by.
+func keepAside(path, aside string) error { return os.Link(path, aside) }

@@ -5,6 +5,8 @@ package boltstore
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"syscall"
 	"time"
 
@@ -54,4 +56,30 @@ func replaceRefused(path string, err error) bool {
 	}
 	_, lerr := lockFile(path, 0)
 	return errors.Is(lerr, store.ErrLocked)
+}
+
+// keepAside copies the file at path to aside, for Restore to keep it by: a copy, not a
+// second name, as Windows will not remove a name of a file another process has open,
+// which a refused restore must do with the name it made.
+func keepAside(path, aside string) error {
+	src, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(dst, src)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(aside)
+	}
+	return err
 }
