@@ -199,7 +199,7 @@ func (s *RealtimeSession) Dial(ctx context.Context, header http.Header) (*websoc
 	err := s.eachMember(ctx, func(t target) bool {
 		_, ok := t.p.(providers.RealtimeDialer)
 		return ok
-	}, func(t target) error {
+	}, nil, func(t target) error {
 		var err error
 		conn, err = t.p.(providers.RealtimeDialer).DialRealtime(ctx, t.model, header)
 		return err
@@ -210,8 +210,10 @@ func (s *RealtimeSession) Dial(ctx context.Context, header http.Header) (*websoc
 // Call opens the session as a WebRTC call (OpenAI's POST /v1/realtime/calls): sdp, the
 // caller's offer, goes with session (a session configuration; its type and its model set
 // to each member's) to the model's provider — a model group's members in order, as Dial
-// tries them — and the provider's SDP answer and the call's id are returned. The caller's
-// media then flows to the provider; Sideband watches the call. Errors as Dial's.
+// tries them, except that a member's refusal of the offer or session itself
+// (providers.IsOfferRefusal: another would refuse it too) is returned at once — and the
+// provider's SDP answer and the call's id are returned. The caller's media then flows to
+// the provider; Sideband watches the call. Errors as Dial's.
 func (s *RealtimeSession) Call(ctx context.Context, sdp string, session json.RawMessage) (answer, callID string, err error) {
 	fields := map[string]json.RawMessage{}
 	if len(session) > 0 {
@@ -223,7 +225,7 @@ func (s *RealtimeSession) Call(ctx context.Context, sdp string, session json.Raw
 	err = s.eachMember(ctx, func(t target) bool {
 		_, ok := t.p.(providers.RealtimeCaller)
 		return ok
-	}, func(t target) error {
+	}, providers.IsOfferRefusal, func(t target) error {
 		fields["model"], _ = json.Marshal(t.model)
 		body, _ := json.Marshal(fields)
 		var err error
@@ -254,6 +256,29 @@ func (s *RealtimeSession) HangUp(ctx context.Context, callID string) error {
 	return c.HangUpRealtimeCall(ctx, t.model, callID)
 }
 
+// HangUpRealtimeCall ends the call callID that a realtime session of model (its
+// "provider/model", RealtimeSession.Model) placed, at model's provider with the gateway's
+// credential: for a server that did not place the call (another replica's) and has no
+// session of it. Errors: *ValidationError naming the model when it places no calls here,
+// or the provider's *providers.Error (a 404: no such call, or one already over).
+func (g *Gateway) HangUpRealtimeCall(ctx context.Context, model, callID string) error {
+	if g.breakers == nil {
+		return ErrZeroGateway
+	}
+	ts, err := g.realtimeTargets(model)
+	if err != nil {
+		return err
+	}
+	if len(ts) != 1 {
+		return invalid("model", "model %q is a model group, not the model a call was placed with", model)
+	}
+	c, ok := ts[0].p.(providers.RealtimeCaller)
+	if !ok {
+		return invalid("model", "model %q opens no realtime calls", ts[0].name)
+	}
+	return c.HangUpRealtimeCall(ctx, ts[0].model, callID)
+}
+
 // target is the member the session opened with.
 func (s *RealtimeSession) target() target {
 	s.mu.Lock()
@@ -263,9 +288,10 @@ func (s *RealtimeSession) target() target {
 
 // eachMember calls open with the session's members in order until one opens (those whose
 // provider cannot, can false, passed over; those the key's per-model limits refuse
-// skipped), recording each try as an attempt and the member that opened as the session's.
-// The error is the last member's when none opened, or the context's.
-func (s *RealtimeSession) eachMember(ctx context.Context, can func(target) bool, open func(target) error) error {
+// skipped) or one's error is final (final nil: none is), recording each try as an attempt
+// and the member that opened as the session's. The error is the last member's when none
+// opened, or the context's.
+func (s *RealtimeSession) eachMember(ctx context.Context, can func(target) bool, final func(error) bool, open func(target) error) error {
 	var last error
 	for _, t := range s.p.targets {
 		begin := s.g.opts.Now()
@@ -303,6 +329,9 @@ func (s *RealtimeSession) eachMember(ctx context.Context, can func(target) bool,
 		last = err
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		if final != nil && final(err) {
+			return err
 		}
 	}
 	if last == nil {

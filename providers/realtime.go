@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -90,33 +91,33 @@ func (o *OpenAI) dialRealtime(ctx context.Context, model, addr string, header ht
 		if resp.Body != nil {
 			body, _ = io.ReadAll(resp.Body)
 		}
-		code, msg := realtimeRefusal(body)
+		code, param, msg := realtimeRefusal(body)
 		if msg == "" {
 			msg = fmt.Sprintf("the realtime handshake was answered %d", resp.StatusCode)
 		}
-		return nil, &Error{Provider: o.Name(), Model: model, StatusCode: resp.StatusCode, Code: code,
+		return nil, &Error{Provider: o.Name(), Model: model, StatusCode: resp.StatusCode, Code: code, Param: param,
 			Kind: classifyStatus(resp.StatusCode, code, msg), Message: o.ep.trim(msg), Err: err}
 	}
 	kind := classifyTransport(err, context.Cause(ctx))
 	return nil, &Error{Provider: o.Name(), Model: model, Kind: kind, Message: o.ep.trim(transportMessage(err, kind)), Err: err}
 }
 
-// realtimeRefusal is the error code and message of an OpenAI error envelope ("" when body
-// is not one).
-func realtimeRefusal(body []byte) (code, msg string) {
+// realtimeRefusal is the error code, param and message of an OpenAI error envelope (the
+// body itself as the message when it is not one).
+func realtimeRefusal(body []byte) (code, param, msg string) {
 	var env struct {
 		Error struct {
 			Message string `json:"message"`
 			Code    any    `json:"code"`
+			Param   any    `json:"param"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil || env.Error.Message == "" {
-		return "", strings.TrimSpace(string(body))
+		return "", "", strings.TrimSpace(string(body))
 	}
-	if c, ok := env.Error.Code.(string); ok {
-		code = c
-	}
-	return code, env.Error.Message
+	code, _ = env.Error.Code.(string)
+	param, _ = env.Error.Param.(string)
+	return code, param, env.Error.Message
 }
 
 // RealtimeCaller is implemented by the adapters that open realtime sessions over WebRTC
@@ -169,12 +170,51 @@ func (o *OpenAI) CreateRealtimeCall(ctx context.Context, model, sdp string, sess
 	if err != nil {
 		return "", "", &Error{Provider: o.Name(), Model: model, Kind: KindConnection, Message: "reading the SDP answer: " + err.Error(), Err: err}
 	}
-	loc := resp.Header.Get("Location")
-	id := loc[strings.LastIndexByte(loc, '/')+1:]
-	if id == "" {
-		return "", "", &Error{Provider: o.Name(), Model: model, Kind: KindBadResponse, Message: "the call's answer has no Location naming it"}
+	id, ok := realtimeCallID(resp.Header.Get("Location"))
+	if !ok {
+		// The id is how the call is watched and hung up, and OpenAI gives it nowhere else
+		// (its SDKs read it from Location too): a call without one is the provider's fault.
+		return "", "", &Error{Provider: o.Name(), Model: model, Kind: KindBadResponse,
+			Message: fmt.Sprintf("the call was answered %d without a Location naming it (%q)", resp.StatusCode, resp.Header.Get("Location"))}
 	}
 	return string(answer), id, nil
+}
+
+// realtimeCallID is the call id a call's Location names (OpenAI's
+// /v1/realtime/calls/{call_id}, relative or absolute): the path segment after calls/.
+func realtimeCallID(loc string) (string, bool) {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "", false
+	}
+	i := strings.LastIndex(u.Path, "/calls/")
+	if i < 0 {
+		return "", false
+	}
+	id := u.Path[i+len("/calls/"):]
+	return id, id != "" && !strings.Contains(id, "/")
+}
+
+// IsOfferRefusal reports whether err is a provider's refusal of a realtime call's offer or
+// session configuration itself (a 400, 413, 415 or 422 that names neither the model nor
+// the credential: OpenAI's invalid_offer, an SDP it cannot parse, a session field it does
+// not take) — which any other provider would refuse too — rather than of its model (a 404,
+// model_not_found, a param naming the model), its credential (401, 403), its capacity
+// (429, 5xx) or a transport failure, which another model may not share.
+func IsOfferRefusal(err error) bool {
+	var pe *Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.StatusCode {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
+	default:
+		return false
+	}
+	if pe.Code == "model_not_found" || pe.Code == "invalid_model" || pe.Param == "model" || pe.Param == "session.model" {
+		return false
+	}
+	return true
 }
 
 // HangUpRealtimeCall implements RealtimeCaller: POST {base}/realtime/calls/{id}/hangup.
@@ -224,10 +264,10 @@ func (o *OpenAI) realtimeCallRequest(ctx context.Context, model, addr, contentTy
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxSDPAnswer))
-	code, msg := realtimeRefusal(raw)
+	code, param, msg := realtimeRefusal(raw)
 	if msg == "" {
 		msg = fmt.Sprintf("the realtime call was answered %d", resp.StatusCode)
 	}
-	return nil, &Error{Provider: o.Name(), Model: model, StatusCode: resp.StatusCode, Code: code,
+	return nil, &Error{Provider: o.Name(), Model: model, StatusCode: resp.StatusCode, Code: code, Param: param,
 		Kind: classifyStatus(resp.StatusCode, code, msg), Message: o.ep.trim(msg)}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // A realtime call is a realtime session over WebRTC (OpenAI's POST /v1/realtime/calls): the
@@ -47,10 +48,10 @@ func (s *Server) realtimeCallRoutes(g *completions.Gateway) {
 			return s.handleRealtimeCall(g, w, r)
 		})
 	s.Handle(Route{Method: "POST", Path: realtimeHangUpPattern[len("POST "):],
-		Summary: "OpenAI-compatible hang-up of a realtime call this server watches (placed through POST /v1/realtime/calls with the same key or a client secret of it): the call is ended at the provider and recorded",
+		Summary: "OpenAI-compatible hang-up of a realtime call being watched by this server or another replica on its store (placed through POST /v1/realtime/calls with the same key or a client secret of it): the call is ended at the provider and recorded",
 		Tags:    []string{"Completions"}, ScopedKeys: true, VirtualKeys: true,
-		Errors: map[int]string{404: "no call of that id placed by this key is being watched by this server"}},
-		s.handleRealtimeHangUp)
+		Errors: map[int]string{404: "no call of that id placed by this key is being watched", 502: "the provider did not hang up a call another replica watches"}},
+		func(w http.ResponseWriter, r *http.Request) error { return s.handleRealtimeHangUp(g, w, r) })
 }
 
 // realtimeCallForm documents the multipart form of POST /v1/realtime/calls.
@@ -162,7 +163,7 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	if err != nil {
 		s.realtime.remove(rel)
 		sess.End(endCtx, err)
-		return s.openAIError(w, r, realtimeDialRefusal(err))
+		return s.openAIError(w, r, realtimeCallRefusal(err))
 	}
 	side, err := sess.Sideband(ctx, callID)
 	if err != nil {
@@ -174,11 +175,14 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	}
 	side.SetReadLimit(maxRealtimeMessage)
 	release := keepParallelSlot(r)
-	s.realtimeCalls.add(callID, watchedCall{caller: callerOf(r), rel: rel})
+	caller := callerOf(r)
+	s.realtimeCalls.add(callID, watchedCall{caller: caller, rel: rel})
+	s.shareCall(endCtx, callID, caller, sess.Model())
 	go func() {
 		defer release()
 		defer s.realtime.remove(rel)
 		defer s.realtimeCalls.remove(callID)
+		defer s.unshareCall(endCtx, callID)
 		err := s.watchRealtimeCall(endCtx, sess, side, callID, rel)
 		sess.End(endCtx, err)
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -192,16 +196,35 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	return nil
 }
 
+// realtimeCallRefusal is the answer to err, a provider's refusal of a call: its refusal of
+// the offer or session itself (providers.IsOfferRefusal; a model group's next member is not
+// tried) a 400 naming the field it named (sdp unless it named a session field), the rest as
+// a session's dial refusal (realtimeDialRefusal).
+func realtimeCallRefusal(err error) error {
+	var pe *providers.Error
+	if !providers.IsOfferRefusal(err) || !errors.As(err, &pe) {
+		return realtimeDialRefusal(err)
+	}
+	param := "sdp"
+	if strings.HasPrefix(pe.Param, "session") {
+		param = pe.Param
+	}
+	return paramError(param, "provider %q refused the call's offer: %s", pe.Provider, pe.Message)
+}
+
 // watchRealtimeCall reads the call's sideband until the call ends, billing each
 // response.done's usage, and each input audio transcription's, as it comes. The provider closing the sideband normally (1000) is
 // the call's end (nil); closing it going away (1001) or without a code hangs the call up
 // first, as it may go on; a sideband that breaks, or the server shutting down (rel
-// stopped), hangs the call up and returns why.
+// stopped), hangs the call up and returns why. So does a sideband silent for
+// Config.RealtimeCallIdleTimeout, or a call lasting Config.RealtimeCallMaxDuration: the
+// error then matches context.Canceled (the gateway ended it) and says which limit.
 func (s *Server) watchRealtimeCall(ctx context.Context, sess *completions.RealtimeSession, side *websocket.Conn, callID string, rel *realtimeRelay) error {
 	readCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ended := make(chan error, 1)
 	meter := newRealtimeMeter(sess, ctx)
+	heard := make(chan struct{}, 1) // an event came: the idle limit starts again
 	go func() {
 		for {
 			typ, msg, err := side.Read(readCtx)
@@ -209,30 +232,65 @@ func (s *Server) watchRealtimeCall(ctx context.Context, sess *completions.Realti
 				ended <- err
 				return
 			}
+			select {
+			case heard <- struct{}{}:
+			default:
+			}
 			if typ == websocket.MessageText {
 				meter.observe(msg)
 			}
 		}
 	}()
+	idleFor, maxFor := s.cfg.RealtimeCallIdleTimeout, s.cfg.RealtimeCallMaxDuration
+	var idleC, maxC <-chan time.Time
+	var idle *time.Timer
+	if idleFor > 0 {
+		idle = time.NewTimer(idleFor)
+		defer idle.Stop()
+		idleC = idle.C
+	}
+	if maxFor > 0 {
+		limit := time.NewTimer(maxFor)
+		defer limit.Stop()
+		maxC = limit.C
+	}
 	var why error
-	select {
-	case err := <-ended:
-		var ce websocket.CloseError
-		if errors.As(err, &ce) && ce.Code == websocket.StatusNormalClosure {
-			side.CloseNow()
-			return nil
+wait:
+	for {
+		select {
+		case <-heard:
+			if idle != nil {
+				idle.Reset(idleFor) // no stale tick after Reset (Go 1.23 timers)
+			}
+		case err := <-ended:
+			var ce websocket.CloseError
+			if errors.As(err, &ce) && ce.Code == websocket.StatusNormalClosure {
+				side.CloseNow()
+				return nil
+			}
+			if errors.As(err, &ce) && (ce.Code == websocket.StatusGoingAway || ce.Code == websocket.StatusNoStatusRcvd) {
+				// A server going away (a restart) or closing without a code has not said the
+				// call is over: it may go on unwatched, so it is hung up (a call already over
+				// answers 404, which hangUp takes quietly); the call itself ended cleanly.
+				side.CloseNow()
+				s.hangUp(ctx, sess, callID)
+				return nil
+			}
+			why = fmt.Errorf("the call's sideband broke: %w", err)
+			break wait
+		case <-rel.done:
+			why = rel.cause
+			break wait
+		case <-idleC:
+			why = fmt.Errorf("%w: %w (%s)", context.Canceled, errRealtimeCallIdle, idleFor)
+			break wait
+		case <-maxC:
+			why = fmt.Errorf("%w: %w (%s)", context.Canceled, errRealtimeCallTooLong, maxFor)
+			break wait
 		}
-		if errors.As(err, &ce) && (ce.Code == websocket.StatusGoingAway || ce.Code == websocket.StatusNoStatusRcvd) {
-			// A server going away (a restart) or closing without a code has not said the
-			// call is over: it may go on unwatched, so it is hung up (a call already over
-			// answers 404, which hangUp takes quietly); the call itself ended cleanly.
-			side.CloseNow()
-			s.hangUp(ctx, sess, callID)
-			return nil
-		}
-		why = fmt.Errorf("the call's sideband broke: %w", err)
-	case <-rel.done:
-		why = rel.cause
+	}
+	if errors.Is(why, errRealtimeCallIdle) || errors.Is(why, errRealtimeCallTooLong) {
+		s.log.InfoContext(ctx, "hanging up a realtime call at the gateway's limit", "model", sess.Model(), "call_id", callID, "why", why)
 	}
 	s.hangUp(ctx, sess, callID)
 	side.Close(websocket.StatusGoingAway, "the gateway stopped watching the call")
@@ -243,6 +301,20 @@ func (s *Server) watchRealtimeCall(ctx context.Context, sess *completions.Realti
 	}
 	return why
 }
+
+// Why the gateway hangs up a call of its own accord (Config.RealtimeCallIdleTimeout,
+// Config.RealtimeCallMaxDuration).
+var (
+	errRealtimeCallIdle    = errors.New("the call's sideband was silent past the idle limit")
+	errRealtimeCallTooLong = errors.New("the call lasted the longest a call may")
+)
+
+// Defaults of Config.RealtimeCallIdleTimeout and Config.RealtimeCallMaxDuration: OpenAI ends
+// a realtime session after 60 minutes itself.
+const (
+	DefaultRealtimeCallIdleTimeout = 30 * time.Minute
+	DefaultRealtimeCallMaxDuration = 60 * time.Minute
+)
 
 // realtimeHangUpPattern is the hang-up route's pattern: it takes no max_parallel_requests
 // slot (the call it ends holds one).
@@ -294,18 +366,110 @@ func callerOf(r *http.Request) string {
 	return Credential(r)
 }
 
-// handleRealtimeHangUp ends a call this server watches at its caller's request (OpenAI's
-// POST /v1/realtime/calls/{call_id}/hangup): only the key that placed it (or a client secret
-// of that key) may; any other call id is a 404, revealing nothing.
-func (s *Server) handleRealtimeHangUp(w http.ResponseWriter, r *http.Request) error {
+// handleRealtimeHangUp ends a call at its caller's request (OpenAI's POST
+// /v1/realtime/calls/{call_id}/hangup): only the key that placed it (or a client secret of
+// that key) may; any other call id is a 404, revealing nothing. A call this server watches
+// is stopped here; another replica's (its store.RealtimeCalls record) is hung up at its
+// provider with the gateway's credential, and the replica watching it sees its sideband
+// close and records it.
+func (s *Server) handleRealtimeHangUp(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("call_id")
-	c, ok := s.realtimeCalls.get(id)
-	if !ok || subtle.ConstantTimeCompare([]byte(c.caller), []byte(callerOf(r))) != 1 {
-		return s.openAIError(w, r, Errorf(http.StatusNotFound, KindNotFound, "no call %s of this key is being watched here", id))
+	caller := callerOf(r)
+	notFound := Errorf(http.StatusNotFound, KindNotFound, "no call %s of this key is being watched", id)
+	if c, ok := s.realtimeCalls.get(id); ok {
+		if subtle.ConstantTimeCompare([]byte(c.caller), []byte(caller)) != 1 {
+			return s.openAIError(w, r, notFound)
+		}
+		c.rel.stop(errCallerHungUp)
+		w.WriteHeader(http.StatusOK)
+		return nil
 	}
-	c.rel.stop(errCallerHungUp)
+	ctx := r.Context()
+	rec, err := store.GetJSON[realtimeCallRecord](ctx, s.cfg.Store, store.RealtimeCalls, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return s.openAIError(w, r, notFound)
+	case err != nil:
+		return s.openAIError(w, r, fmt.Errorf("reading the realtime calls: %w", err))
+	case subtle.ConstantTimeCompare([]byte(rec.Credential), []byte(caller)) != 1:
+		return s.openAIError(w, r, notFound)
+	case !rec.ExpiresAt.IsZero() && time.Now().After(rec.ExpiresAt):
+		return s.openAIError(w, r, notFound) // its replica is gone; the call is over by now
+	}
+	// Once authorized, the hang-up is seen through even if its caller goes away.
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), realtimeCallHangUpTimeout)
+	defer cancel()
+	if err := g.HangUpRealtimeCall(hctx, rec.Model, id); err != nil {
+		var pe *providers.Error
+		if errors.As(err, &pe) && pe.StatusCode == http.StatusNotFound {
+			// Over already, its watcher gone without deleting the record.
+			_ = s.cfg.Store.Delete(context.WithoutCancel(ctx), store.RealtimeCalls, id)
+			return s.openAIError(w, r, notFound)
+		}
+		if errors.As(err, &pe) {
+			return s.openAIError(w, r, Errorf(http.StatusBadGateway, KindBadGateway, "provider %q did not hang up the call: %s", pe.Provider, pe.Message))
+		}
+		return s.openAIError(w, r, err)
+	}
+	s.log.InfoContext(ctx, "hung up a realtime call another replica watches", "call_id", id, "model", rec.Model)
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// realtimeCallRecord is what the store keeps of a call being watched (store.RealtimeCalls,
+// keyed by call id), so that any replica on the store can hang it up for its caller.
+type realtimeCallRecord struct {
+	// Credential is who placed the call (callerOf).
+	Credential string `json:"credential"`
+	// Model is the "provider/model" the call was placed with: its provider hangs it up.
+	Model   string    `json:"model"`
+	Started time.Time `json:"started"`
+	// ExpiresAt is when the call is over whatever happens (Config.RealtimeCallMaxDuration
+	// past Started, and a margin); zero without that bound. A record past it is a replica's
+	// gone without deleting it: it is ignored, and deleted as calls are placed.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// realtimeCallSweepEvery is how often placing a call also deletes the expired call records.
+const realtimeCallSweepEvery = 10 * time.Minute
+
+// shareCall records the call callID, placed by caller with model, in the store for the
+// other replicas' hang-ups (a failure is logged: this replica still watches the call and
+// hangs it up).
+func (s *Server) shareCall(ctx context.Context, callID, caller, model string) {
+	now := time.Now().UTC()
+	rec := realtimeCallRecord{Credential: caller, Model: model, Started: now}
+	if d := s.cfg.RealtimeCallMaxDuration; d > 0 {
+		rec.ExpiresAt = now.Add(d + 2*realtimeCallHangUpTimeout)
+	}
+	if err := store.PutJSON(ctx, s.cfg.Store, store.RealtimeCalls, callID, rec); err != nil {
+		s.log.WarnContext(ctx, "recording a realtime call for the other replicas: only this one can hang it up", "call_id", callID, "err", err)
+	}
+	if s.realtimeCallSweep.dueEvery(now, realtimeCallSweepEvery) {
+		go s.sweepRealtimeCalls(context.WithoutCancel(ctx), now)
+	}
+}
+
+// unshareCall deletes the call callID's record: it is no longer watched.
+func (s *Server) unshareCall(ctx context.Context, callID string) {
+	if err := s.cfg.Store.Delete(ctx, store.RealtimeCalls, callID); err != nil {
+		s.log.WarnContext(ctx, "deleting the record of a realtime call that ended", "call_id", callID, "err", err)
+	}
+}
+
+// sweepRealtimeCalls deletes the records of calls expired at now (their replicas gone).
+func (s *Server) sweepRealtimeCalls(ctx context.Context, now time.Time) {
+	entries, err := s.cfg.Store.List(ctx, store.RealtimeCalls, store.ListOptions{})
+	if err != nil {
+		s.log.WarnContext(ctx, "listing realtime calls to delete the expired", "err", err)
+		return
+	}
+	for _, e := range entries {
+		var rec realtimeCallRecord
+		if json.Unmarshal(e.Value, &rec) == nil && !rec.ExpiresAt.IsZero() && now.After(rec.ExpiresAt) {
+			_ = s.cfg.Store.Delete(ctx, store.RealtimeCalls, e.Key) // best effort: the next sweep tries again
+		}
+	}
 }
 
 // hangUp ends the call callID at its provider, logging a failure.

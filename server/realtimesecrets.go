@@ -99,11 +99,16 @@ type realtimeSecretSweep struct {
 	last time.Time
 }
 
-// due reports whether a sweep is due at now, marking it done.
+// due reports whether a sweep of the secrets is due at now, marking it done.
 func (sw *realtimeSecretSweep) due(now time.Time) bool {
+	return sw.dueEvery(now, realtimeSecretSweepEvery)
+}
+
+// dueEvery reports whether a sweep done every every is due at now, marking it done.
+func (sw *realtimeSecretSweep) dueEvery(now time.Time, every time.Duration) bool {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
-	if now.Sub(sw.last) < realtimeSecretSweepEvery {
+	if now.Sub(sw.last) < every {
 		return false
 	}
 	sw.last = now

@@ -108,6 +108,15 @@ type Config struct {
 	// ProxyBudgetDuration, with ProxyMaxBudgetUSD, starts that account afresh this often
 	// from its first use (LiteLLM's budget_duration: "30d", "1h", "1mo"); "" never.
 	ProxyBudgetDuration string
+	// RealtimeCallIdleTimeout is how long a realtime call (POST /v1/realtime/calls) may go
+	// without a single event on its sideband before the gateway hangs it up, so that a call
+	// nobody speaks on stops holding its key's max_parallel_requests slot (default
+	// DefaultRealtimeCallIdleTimeout; negative: no bound).
+	RealtimeCallIdleTimeout time.Duration
+	// RealtimeCallMaxDuration is how long a realtime call may last in all before the
+	// gateway hangs it up (default DefaultRealtimeCallMaxDuration, OpenAI's own limit of a
+	// realtime session; negative: no bound).
+	RealtimeCallMaxDuration time.Duration
 }
 
 // Option plugs a capability into the server.
@@ -172,7 +181,9 @@ type Server struct {
 	// realtimeCalls are the realtime calls this server watches, by call id, for their
 	// callers' hang-ups.
 	realtimeCalls watchedCalls
-	handler       http.Handler
+	// realtimeCallSweep paces the deletion of expired realtime call records.
+	realtimeCallSweep realtimeSecretSweep
+	handler           http.Handler
 
 	openapiOnce sync.Once
 	openapi     []byte
@@ -203,6 +214,12 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	}
 	if cfg.BodyReadTimeout == 0 {
 		cfg.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if cfg.RealtimeCallIdleTimeout == 0 {
+		cfg.RealtimeCallIdleTimeout = DefaultRealtimeCallIdleTimeout
+	}
+	if cfg.RealtimeCallMaxDuration == 0 {
+		cfg.RealtimeCallMaxDuration = DefaultRealtimeCallMaxDuration
 	}
 	for i, k := range cfg.APIKeys {
 		if len(k) < MinAPIKeyLength {

@@ -102,6 +102,7 @@ const (
 	RequestLog                Collection = "request_log"                  // the gateway's request history (usagelog.History), keyed by the request's id (its receipt time in Unix µs, made unique: 16 hex digits); owner index kind "request"
 	Deployments               Collection = "deployments"                  // deployments added through LiteLLM's POST /model/new, keyed by model_info.id; their api_key sealed (AES-GCM), never in clear
 	RealtimeSecrets           Collection = "realtime_secrets"             // ephemeral realtime client secrets (POST /v1/realtime/client_secrets), keyed by their SHA-256, never in clear
+	RealtimeCalls             Collection = "realtime_calls"               // realtime calls being watched (POST /v1/realtime/calls), keyed by call id: who placed each and with which model, for a hang-up at any replica
 )
 
 // Entry is one record returned by List.

@@ -138,6 +138,10 @@ type connLimits struct {
 	LimitsSync time.Duration
 	// TrustedProxies is --trusted-proxies: comma-separated CIDRs (or addresses).
 	TrustedProxies string
+	// RealtimeCallIdle and RealtimeCallMax are --realtime-call-idle-timeout and
+	// --realtime-call-max-duration: a realtime call silent, or lasting, that long is hung up
+	// (0: no bound).
+	RealtimeCallIdle, RealtimeCallMax time.Duration
 }
 
 // gatewayFaults are the serve flags of the gateway's fault handling (completions.Options).
@@ -197,6 +201,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.StringVar(&c.BudgetDuration, "budget-duration", "", "with --max-budget-usd: how often that account starts afresh from its first use (30d, 1h, 1mo; LiteLLM's budget_duration; empty: never)")
 	fs.IntVar(&c.Conns.RequestsPerMinutePerKey, "requests-per-minute-per-key", 0, "POST requests one API key may make per minute before it gets 429 with Retry-After (0: no bound); with a postgres --store, across the replicas (see --limits-sync-interval)")
 	fs.DurationVar(&c.Conns.LimitsSync, "limits-sync-interval", time.Second, "with a postgres --store: how often each replica shares the requests and tokens it counted against per-key rates (--requests-per-minute-per-key, virtual keys' requests_per_minute and tokens_per_minute, model group members' rpm and tpm) and the requests it has in flight (keys' and teams' max_parallel_requests; a replica gone stops counting after three intervals), so the bounds hold across replicas give or take this much of their traffic; 0 keeps each replica's count its own")
+	fs.DurationVar(&c.Conns.RealtimeCallIdle, "realtime-call-idle-timeout", server.DefaultRealtimeCallIdleTimeout, "a realtime call (POST /v1/realtime/calls) whose sideband brings no event for this long is hung up by the gateway, freeing the key's max_parallel_requests slot it holds (0: no bound)")
+	fs.DurationVar(&c.Conns.RealtimeCallMax, "realtime-call-max-duration", server.DefaultRealtimeCallMaxDuration, "a realtime call lasting this long is hung up by the gateway (OpenAI ends its sessions at 60 minutes itself; 0: no bound)")
 	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For, and they are exempt from --max-connections-per-client (empty: the header is ignored)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -404,6 +410,8 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		RejectClientTags:        c.litellm != nil && c.litellm.RejectClientTags, // general_settings.reject_clientside_metadata_tags
 		ProxyMaxBudgetUSD:       c.MaxBudgetUSD,
 		ProxyBudgetDuration:     c.BudgetDuration,
+		RealtimeCallIdleTimeout: noBoundIfZero(c.Conns.RealtimeCallIdle),
+		RealtimeCallMaxDuration: noBoundIfZero(c.Conns.RealtimeCallMax),
 	}, opts...)
 	if err != nil {
 		return err
@@ -719,6 +727,8 @@ func (c *serveConfig) checkValues() error {
 		{"--breaker-cooldown", c.Faults.BreakerCooldown},
 		{"--idle-timeout", c.Conns.IdleTimeout},
 		{"--body-read-timeout", c.Conns.BodyReadTimeout},
+		{"--realtime-call-idle-timeout", c.Conns.RealtimeCallIdle},
+		{"--realtime-call-max-duration", c.Conns.RealtimeCallMax},
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("%s must be 0 or positive, got %s", d.flag, d.v)
