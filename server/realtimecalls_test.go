@@ -87,7 +87,13 @@ func (u *scriptedCalls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/v1/realtime/calls/"), "/hangup")
 		u.mu.Lock()
 		u.hungUp = append(u.hungUp, id)
+		_, live := u.sides[id]
 		u.mu.Unlock()
+		if !live { // over, or never placed: OpenAI's 404
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"error":{"message":"call not found","type":"invalid_request_error"}}`)
+			return
+		}
 		u.end(id)
 		w.WriteHeader(http.StatusOK)
 	case r.URL.Path == "/v1/realtime" && r.URL.Query().Get("call_id") != "":
@@ -416,7 +422,8 @@ func TestRealtimeCallIdleAndMaxDuration(t *testing.T) {
 // one (with a client secret) is hung up through the other by the key that minted the
 // secret, or by the secret itself: that replica hangs it up at the provider with the
 // gateway's credential and the watching replica records the call ok when its sideband
-// closes. Another key, or a call over, is a 404 on either replica.
+// closes. Another key, or a call over, is a 404 on either replica; so is a call whose
+// record its replica left behind (deleted once the provider says it is over) or expired.
 func TestRealtimeCallHangUpAcrossReplicas(t *testing.T) {
 	up, base := callsFake(t)
 	st := newTestStore(t)
@@ -429,10 +436,18 @@ func TestRealtimeCallHangUpAcrossReplicas(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatal(r.status, r.raw)
 	}
+	var credential string // the key's, as the store records who placed a call
 	for i, hangWith := range []string{vk.Key, sec.Value} {
 		id := "rtc_" + string(rune('1'+i))
 		if resp, body := placeCall(t, hsA, sec.Value, "", "v=0", ""); resp.StatusCode != http.StatusCreated || !strings.Contains(body, id) {
 			t.Fatalf("call %d: %d %s", i, resp.StatusCode, body)
+		}
+		if i == 0 {
+			rec, err := store.GetJSON[realtimeCallRecord](context.Background(), st, store.RealtimeCalls, id)
+			if err != nil || rec.Model != "openai/gpt-realtime" || rec.ExpiresAt.IsZero() {
+				t.Fatalf("the call's record %+v (%v)", rec, err)
+			}
+			credential = rec.Credential
 		}
 		if code := hangUpCall(t, hsB, other.Key, id); code != http.StatusNotFound {
 			t.Errorf("another key's hang-up at the other replica: %d, want 404", code)
@@ -460,6 +475,31 @@ func TestRealtimeCallHangUpAcrossReplicas(t *testing.T) {
 	}
 	if code := hangUpCall(t, hsA, vk.Key, "rtc_9"); code != http.StatusNotFound {
 		t.Errorf("an unknown call: %d, want 404", code)
+	}
+
+	// A record its replica left behind (gone without deleting it): a call the provider no
+	// longer has is a 404 and its record deleted; one expired is a 404 without asking.
+	ctx := context.Background()
+	put := func(id string, expires time.Time) {
+		rec := realtimeCallRecord{Credential: credential, Model: "openai/gpt-realtime", Started: time.Now(), ExpiresAt: expires}
+		if err := store.PutJSON(ctx, st, store.RealtimeCalls, id, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("rtc_left", time.Now().Add(time.Hour))
+	put("rtc_expired", time.Now().Add(-time.Minute))
+	before := len(up.hangUps())
+	if code := hangUpCall(t, hsB, vk.Key, "rtc_left"); code != http.StatusNotFound {
+		t.Errorf("a call left behind, over at the provider: %d, want 404", code)
+	}
+	if _, err := st.Get(ctx, store.RealtimeCalls, "rtc_left"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the record of a call over is still there (%v)", err)
+	}
+	if code := hangUpCall(t, hsB, vk.Key, "rtc_expired"); code != http.StatusNotFound {
+		t.Errorf("an expired record: %d, want 404", code)
+	}
+	if n := len(up.hangUps()) - before; n != 1 {
+		t.Errorf("%d hang-ups reached the provider, want 1 (none for the expired record)", n)
 	}
 }
 
