@@ -88,7 +88,7 @@ func TestRealtimeClientSecret(t *testing.T) {
 		t.Fatalf("the secret with openai/gpt-realtime: %v (%v)", err, resp)
 	}
 	c2.Close(websocket.StatusNormalClosure, "")
-	realtimeRecords(t, s, vk.Key, 2)
+	realtimeRecords(t, s, vk.Key, 3) // the two sessions and the refused one
 	// The upstream refusing the configuration: a 400 before the upgrade.
 	bad, r := mintSecret(t, s, vk.Key, `{"session":{"type":"realtime","model":"gpt-realtime","instructions":"refuse me"}}`)
 	if r.status != http.StatusOK {
