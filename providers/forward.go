@@ -36,8 +36,10 @@ type Forwarder interface {
 	// Forward sends req to the provider with the adapter's credential and returns its
 	// response whatever its status; the caller reads and closes its body. The request asks
 	// for gzip (Accept-Encoding, whatever req.Header says); an answer in gzip or deflate is
-	// read decoded, without its Content-Encoding, and one in another encoding (br, zstd) as
-	// it came, with its Content-Encoding. It fails, with a
+	// read decoded, without its Content-Encoding and the headers describing the encoded
+	// bytes, its ETag weak (see decodeForwarded; OpenForwardedEncoding finds a body not in
+	// its encoding before any is read), and one in another encoding (br, zstd) or a partial
+	// one (206) as it came, with its Content-Encoding. It fails, with a
 	// *Error, only when nothing was answered: no credential configured (matching
 	// ErrNotConfigured), a path that leaves the API root or percent-encodes a dot segment or
 	// a path separator in any mix (".%2e", "%2F": KindBadRequest), or a transport failure.

@@ -5,11 +5,24 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 )
+
+// ErrForwardEncoding is matched (errors.Is) by the failure of reading a forwarded answer
+// whose body is not in the Content-Encoding it was labelled with (a body sent with
+// Content-Encoding: gzip that is not gzip, a gzip stream cut or corrupt).
+var ErrForwardEncoding = errors.New("the answer's body is not in its Content-Encoding")
+
+// encodedBodyHeaders are the response headers that describe the encoded bytes of an
+// answer, dropped when the answer is handed on decoded: its length, its digests (RFC
+// 9530's Content-Digest and Repr-Digest, the older Digest and Content-MD5) and
+// Accept-Ranges (a range of the decoded body is not one the provider serves). A strong
+// ETag is weakened instead (see decodeForwarded).
+var encodedBodyHeaders = []string{"Content-Length", "Content-Md5", "Content-Digest", "Repr-Digest", "Digest", "Accept-Ranges"}
 
 // forwardAcceptEncoding is the Accept-Encoding a forwarded request is sent with, whatever
 // the caller asked: the answer is decoded to be metered (see decodeForwarded).
@@ -17,10 +30,14 @@ const forwardAcceptEncoding = "gzip"
 
 // decodeForwarded makes resp, a forwarded request's answer, read decoded when its
 // Content-Encoding is one the gateway decodes — gzip (x-gzip) or deflate, zlib-wrapped as
-// HTTP's "deflate" is or raw as some servers send it — and drops its Content-Encoding and
-// Content-Length then (resp.Uncompressed is set). An answer in another encoding (br, zstd,
-// several) is left as it came, its Content-Encoding kept: its bytes go to the client as
-// they are and its usage cannot be read.
+// HTTP's "deflate" is or raw as some servers send it — and then drops its
+// Content-Encoding and the headers that describe the encoded bytes (encodedBodyHeaders)
+// and makes a strong ETag weak (W/"…": the decoded body is the same resource, not the
+// same bytes, as nginx's gunzip marks it), resp.Uncompressed set. An answer in another
+// encoding (br, zstd, several), and a partial one (206, or any with a Content-Range: a
+// byte range of the encoded body, which cannot be decoded alone), is left as it came, its
+// Content-Encoding kept: its bytes go to the client as they are and its usage cannot be
+// read. Reading a decoded body that is not in its encoding fails with ErrForwardEncoding.
 func decodeForwarded(resp *http.Response) {
 	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
 	if len(resp.Header.Values("Content-Encoding")) != 1 {
@@ -31,11 +48,46 @@ func decodeForwarded(resp *http.Response) {
 	default:
 		return
 	}
+	if resp.StatusCode == http.StatusPartialContent || resp.Header.Get("Content-Range") != "" {
+		return
+	}
 	resp.Body = &decodedBody{raw: resp.Body, encoding: enc}
 	resp.Header.Del("Content-Encoding")
-	resp.Header.Del("Content-Length")
+	for _, k := range encodedBodyHeaders {
+		resp.Header.Del(k)
+	}
+	if tags := resp.Header.Values("Etag"); len(tags) > 0 {
+		weak := make([]string, len(tags))
+		for i, tag := range tags {
+			if tag = strings.TrimSpace(tag); tag != "" && !strings.HasPrefix(tag, "W/") {
+				tag = "W/" + tag
+			}
+			weak[i] = tag
+		}
+		resp.Header["Etag"] = weak
+	}
 	resp.ContentLength = -1
 	resp.Uncompressed = true
+}
+
+// OpenForwardedEncoding reads, when resp (a Forwarder's answer) is read decoded, the start
+// of its body that its encoding begins with (gzip's header), so that a body not in its
+// Content-Encoding is found before anything of it is handed on: it returns the failure,
+// matching ErrForwardEncoding, or the transport's. It returns nil for an answer read as
+// it came, an empty body and one whose start is its encoding's; it waits for no more of
+// the body than that start.
+func OpenForwardedEncoding(resp *http.Response) error {
+	d, ok := resp.Body.(*decodedBody)
+	if !ok {
+		return nil
+	}
+	if d.r == nil && d.err == nil {
+		d.r, d.err = d.open()
+	}
+	if d.err == io.EOF {
+		return nil
+	}
+	return d.err
 }
 
 // decodedBody reads raw decoded of encoding ("gzip", "x-gzip", "deflate"); the decoder is
@@ -58,9 +110,23 @@ func (d *decodedBody) Read(p []byte) (int, error) {
 	}
 	n, err := d.r.Read(p)
 	if err != nil && err != io.EOF {
-		err = fmt.Errorf("decoding the answer's %s: %w", d.encoding, err)
+		err = d.fault(err, false)
 	}
 	return n, err
+}
+
+// fault is err, a failure of decoding d's body: matching ErrForwardEncoding when the body
+// is not in the encoding (a transport failure is wrapped as it is). At the start (head), a
+// body ending before its encoding's header is one too (a short text labelled gzip);
+// later, an unexpected end may be the transport's cut.
+func (d *decodedBody) fault(err error, head bool) error {
+	var ce flate.CorruptInputError
+	if errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, zlib.ErrHeader) ||
+		errors.Is(err, zlib.ErrChecksum) || errors.Is(err, zlib.ErrDictionary) || errors.As(err, &ce) ||
+		head && errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w (labelled %s): %w", ErrForwardEncoding, d.encoding, err)
+	}
+	return fmt.Errorf("decoding the answer's %s: %w", d.encoding, err)
 }
 
 // open makes the decoder of d's encoding over its raw body.
@@ -72,7 +138,7 @@ func (d *decodedBody) open() (io.Reader, error) {
 			return nil, io.EOF // an empty body
 		}
 		if err != nil {
-			return nil, fmt.Errorf("decoding the answer's gzip: %w", err)
+			return nil, d.fault(err, true)
 		}
 		return zr, nil
 	}
@@ -81,12 +147,12 @@ func (d *decodedBody) open() (io.Reader, error) {
 		if err == io.EOF {
 			return nil, io.EOF
 		}
-		return nil, fmt.Errorf("decoding the answer's deflate: %w", err)
+		return nil, d.fault(err, true)
 	}
 	if len(head) == 2 && head[0]&0x0f == 8 && (uint16(head[0])<<8|uint16(head[1]))%31 == 0 {
 		zr, err := zlib.NewReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("decoding the answer's deflate: %w", err)
+			return nil, d.fault(err, true)
 		}
 		return zr, nil
 	}

@@ -102,7 +102,8 @@ var passThroughDropped = []string{"Connection", "Keep-Alive", "Proxy-Authenticat
 	"Authorization", "X-Api-Key", "X-Goog-Api-Key", "Api-Key", "Cookie"}
 
 // passThroughAnswerDropped are the upstream's response headers not handed on: hop-by-hop
-// ones, its length (a gzip or deflate answer is relayed decoded, see providers.Forwarder;
+// ones, its length (a gzip or deflate answer is relayed decoded, see providers.Forwarder,
+// whose decoding also drops the headers describing the encoded bytes and weakens the ETag;
 // one in another encoding keeps its Content-Encoding, its bytes relayed as they came),
 // its cookies, and its X-Request-Id, which would hide the server's own (kept in the
 // history; the provider's is handed on as passThroughUpstreamRequestID).
@@ -314,7 +315,7 @@ var passThroughErrors = map[int]string{
 	404: "no provider of this name is configured here",
 	401: "missing or invalid key, or a blocked key (LiteLLM's Authentication Error: Key is blocked)",
 	429: "the key's budget or token rate is spent",
-	502: "the provider could not be reached",
+	502: "the provider could not be reached, or its answer's body is not in the Content-Encoding (gzip, deflate) it is labelled with",
 	503: "the provider has no credential configured (its API key variable), or its adapter cannot forward (Azure OpenAI, Vertex AI)",
 }
 
@@ -422,6 +423,23 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 		return passThroughRefusal(err)
 	}
 	defer resp.Body.Close()
+	if err := providers.OpenForwardedEncoding(resp); err != nil {
+		// Nothing is handed on yet: a body labelled gzip that is not gzip is answered a 502
+		// saying so (as a client decoding it itself would fail), not a status with an
+		// empty body.
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+			call.End(endCtx, completions.PassThroughUsage{}, 0, err)
+			return err
+		}
+		msg := fmt.Sprintf("provider %q answered %d but its body could not be read (%v); nothing of it was relayed", pt.provider, resp.StatusCode, err)
+		if errors.Is(err, providers.ErrForwardEncoding) {
+			msg = fmt.Sprintf("provider %q answered %d but %v; nothing of it was relayed", pt.provider, resp.StatusCode, err)
+		}
+		call.End(endCtx, completions.PassThroughUsage{}, 0, &providers.Error{Provider: pt.provider, Model: model, StatusCode: resp.StatusCode,
+			Kind: providers.KindOverloaded, Message: msg, Err: err})
+		return Errorf(http.StatusBadGateway, KindBadGateway, "%s", msg)
+	}
 	for k, vs := range resp.Header {
 		if !slices.Contains(passThroughAnswerDropped, k) {
 			w.Header()[k] = vs
