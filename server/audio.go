@@ -180,7 +180,9 @@ func readTranscriptionForm(r *http.Request) (*completions.TranscriptionRequest, 
 		if err != nil {
 			return nil, formError("", err)
 		}
-		name := part.FormName()
+		// Field names are matched without regard to case (Model is model); a name given
+		// as RFC 2231/5987 name* is read decoded (FormName).
+		name := strings.ToLower(part.FormName())
 		if name == "file" {
 			b, err := io.ReadAll(io.LimitReader(part, completions.MaxAudioFileBytes+1))
 			if err != nil {

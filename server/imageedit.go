@@ -91,6 +91,16 @@ func indexedImageField(name string) bool {
 	return ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
+// knownImageEditField reports whether name (lower case) is one of OpenAI's image edit
+// fields: a text field of textFields, an image, the mask, n, output_compression or stream.
+func knownImageEditField(name string, textFields map[string]*string) bool {
+	switch name {
+	case "image", "image[]", "mask", "n", "output_compression", "stream":
+		return true
+	}
+	return textFields[name] != nil || indexedImageField(name)
+}
+
 // readImageEditForm reads an image edit's multipart form as it arrives: the images (image
 // or image[], each under completions.MaxImageEditFileBytes, at most
 // completions.MaxImageEditImages), the mask and OpenAI's text fields; other text fields are
@@ -133,7 +143,12 @@ func readImageEditForm(r *http.Request) (*completions.ImageEditRequest, error) {
 		if err != nil {
 			return nil, formErrorOf("", imageEditLimitHint, err)
 		}
+		// OpenAI's fields are matched without regard to case (Model is model; others pass
+		// as they came); a name given as RFC 2231/5987 name* is read decoded (FormName).
 		name := part.FormName()
+		if known := strings.ToLower(name); knownImageEditField(known, textFields) {
+			name = known
+		}
 		if indexedImageField(name) {
 			name = "image[]" // image[0], image[1]…: how some clients number the array
 		}

@@ -241,7 +241,7 @@ func aliasedForm(r *http.Request, boundary string, aliases map[string]string) (*
 				pw.CloseWithError(err)
 				return
 			}
-			if part.FormName() == "model" && part.FileName() == "" {
+			if strings.EqualFold(part.FormName(), "model") && part.FileName() == "" { // as the form's readers match it
 				v, err := io.ReadAll(io.LimitReader(part, 4096))
 				if err != nil {
 					pw.CloseWithError(err)

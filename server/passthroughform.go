@@ -7,6 +7,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -25,8 +26,9 @@ func isMultipartForm(contentType string) (boundary string, ok bool) {
 
 // formAsk is the model and stream fields of body, a multipart/form-data body with
 // boundary (OpenAI's audio transcriptions and translations, image edits and variations),
-// as the provider reads them: parts named exactly model and stream, a file part's too (a
-// provider's parser may take it as the field). The body is only read, never changed (it
+// as a provider may read them: parts named model and stream in any case, by their name or
+// their RFC 2231/5987 name* (see partFieldNames: a part either names is the field), a file
+// part's too (a provider's parser may take it as the field). The body is only read, never changed (it
 // is forwarded byte for byte), each field's value at most maxFormModelBytes. A form
 // naming model more than once is a 400 naming the field. A body that is not a form read
 // unambiguously names no model: one that is not a readable form, a part whose
@@ -50,16 +52,22 @@ func formAsk(boundary string, body []byte) (model string, stream bool, err error
 		if len(cds) > 1 {
 			return "", false, nil
 		}
-		var name string
+		var names []string
 		if len(cds) == 1 {
-			_, params, perr := mime.ParseMediaType(cds[0])
-			if perr != nil {
+			var perr error
+			if names, perr = partFieldNames(cds[0]); perr != nil {
 				return "", false, nil
 			}
-			name = params["name"]
 		}
-		if name != "model" && name != "stream" {
+		// Any name a parser may read (name or name*, in any case) makes the part the field.
+		isModel := slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, "model") })
+		isStream := slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, "stream") })
+		if !isModel && !isStream {
 			continue
+		}
+		name := "stream"
+		if isModel {
+			name = "model"
 		}
 		if cte := strings.ToLower(strings.TrimSpace(part.Header.Get("Content-Transfer-Encoding"))); cte != "" && cte != "7bit" && cte != "8bit" && cte != "binary" {
 			return "", false, nil
@@ -71,10 +79,11 @@ func formAsk(boundary string, body []byte) (model string, stream bool, err error
 		if len(v) > maxFormModelBytes {
 			return "", false, Errorf(http.StatusBadRequest, KindBadRequest, "%s: the form's %s field is longer than %d bytes", name, name, maxFormModelBytes)
 		}
-		if name == "model" {
+		if isModel {
 			models++
 			model = string(v)
-		} else {
+		}
+		if isStream {
 			stream = strings.EqualFold(strings.TrimSpace(string(v)), "true")
 		}
 	}
