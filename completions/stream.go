@@ -227,6 +227,9 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 	a := &attemptStream{cancel: cancel, stalled: new(atomic.Bool), whole: whole}
 	first := g.firstTokenTimeout(p, t.name) // the model's own StreamTimeout may be shorter
 	a.timer = time.AfterFunc(first, func() { a.stalled.Store(true); cancel() })
+	// A failure before the first fragment bills nothing, though the upstream may have
+	// accepted the call (200, Claude's message_start): LiteLLM bills none of it, providers
+	// do not bill a failed request, and the fallback that answers is billed instead.
 	fail := func(err error) (*attemptStream, error) {
 		a.close()
 		if ctx.Err() == nil && a.whole.passed() {
@@ -674,7 +677,9 @@ func (s *ResponseStream) partial() *Response {
 }
 
 // attemptUsage is the usage of the answering attempt: what its upstream reported or, when
-// it reported none, a local count of its request and of what it streamed so far (true).
+// it reported none, a local count of its request and of what it streamed so far (true) —
+// the prompt as the upstream counted it at the stream's start when it did (Claude's
+// message_start; its message_delta's usage, when it came, is the reported one).
 func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 	var u providers.Usage
 	if s.usage != nil {
@@ -689,7 +694,17 @@ func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 	if s.prefixLen > 0 && s.prefixLen <= len(text) {
 		req.AssistantPrefix, text = text[:s.prefixLen], text[s.prefixLen:]
 	}
-	return providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String(), Reasoning: s.reasoningFrom(s.thoughtBase)}), true
+	est := providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String(), Reasoning: s.reasoningFrom(s.thoughtBase)})
+	if r, ok := s.up.(providers.PromptUsageReporter); ok && !s.p.replayed() {
+		if pu, ok := r.PromptUsage(); ok {
+			// The upstream counted the prompt at the stream's start (Claude's message_start)
+			// but the stream ended before the whole usage (message_delta's): the prompt is
+			// billed by its count, only the answer by the local one.
+			est.PromptTokens, est.CachedTokens, est.CacheCreationTokens, est.CacheCreation1hTokens =
+				pu.PromptTokens, pu.CachedTokens, pu.CacheCreationTokens, pu.CacheCreation1hTokens
+		}
+	}
+	return est, true
 }
 
 // complete builds the final response, accounts and saves the turn.

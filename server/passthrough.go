@@ -480,6 +480,8 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 			pu.Usage.CompletionTokens, pu.Estimated = n, true
 		}
 	}
+	// An answer that ended before any of its body (ttft 0) is not estimated: unbilled, as
+	// the gateway's routes bill no attempt that failed before its first fragment.
 	if !pu.Reported && ttft > 0 && resp.StatusCode >= 200 && resp.StatusCode <= 299 && estimatesUsage(pt, r.Method, r.PathValue("path")) {
 		// The answer reported no usage (an OpenAI stream without include_usage, a JSON
 		// answer too large to read): bill an estimate, as LiteLLM works it out.

@@ -149,3 +149,41 @@ func TestPassThroughMislabelledGzip(t *testing.T) {
 		}
 	}
 }
+
+// TestPassThroughStreamCutBeforeItsFirstBytes: a stream the provider accepted (200 and its
+// headers) that ends before any of its body is not billed, as LiteLLM bills none of it
+// and the gateway's own routes bill no attempt that failed before its first fragment (a
+// provider does not bill a failed request): the request is recorded as an unbilled error.
+func TestPassThroughStreamCutBeforeItsFirstBytes(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // the upstream gone before its first event
+	}))
+	t.Cleanup(up.Close)
+	hs, s := passThroughServerOver(t, providers.NewRegistry(
+		providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: up.URL, APIKey: "k"})))
+	vk := issue(t, s, `{"name":"cut","models":["anthropic/claude-haiku-4-5-20251001"],"max_budget_usd":5}`)
+	body := `{"model":"claude-haiku-4-5-20251001","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"tell me a long story"}]}`
+	req, _ := http.NewRequest("POST", hs.URL+"/anthropic/v1/messages", strings.NewReader(body))
+	req.Header.Set("x-api-key", vk.Key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(got) != 0 {
+		t.Fatalf("%d %q, want the provider's 200 with nothing after it", resp.StatusCode, got)
+	}
+	rows := passThroughHistory(t, s, vk.Key)
+	if len(rows) != 1 {
+		t.Fatalf("%d requests recorded, want 1", len(rows))
+	}
+	if row := rows[0]; row.Outcome == "ok" || row.PromptTokens != 0 || row.CompletionTokens != 0 || row.CostUSD != 0 || row.UsageEstimated {
+		t.Errorf("recorded %s %d+%d tokens at %v (estimated %v), want an unbilled failure", row.Outcome, row.PromptTokens, row.CompletionTokens, row.CostUSD, row.UsageEstimated)
+	}
+}
