@@ -77,9 +77,13 @@ type TranscriptionResult struct {
 	Model string
 	// Usage is what the answer reported; Costs prices it (PriceKnown false when it cannot
 	// be priced: a text format says nothing of the audio's length).
-	Usage    providers.AudioUsage
-	Costs    Costs
-	Attempts []Attempt
+	Usage providers.AudioUsage
+	Costs Costs
+	// UsageEstimated says the answer reported no usage and Usage.Seconds is the audio's
+	// length as the gateway measured it (a WAV file's header, an srt or vtt answer's last
+	// cue), billed all the same.
+	UsageEstimated bool
+	Attempts       []Attempt
 }
 
 // SpeechRequest is OpenAI's POST /v1/audio/speech body.
@@ -373,10 +377,6 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 			if text, ok := textTranscription(res.Body); ok {
 				res.Body, res.ContentType = text, "text/plain; charset=utf-8"
 			}
-		case (asked == "srt" || asked == "vtt") && res.Usage.Seconds == 0 && res.Usage.InputTokens+res.Usage.OutputTokens == 0:
-			// The later of the two: a WAV header (which the caller writes) saying less than
-			// the cues heard is not taken at its word.
-			res.Usage.Seconds = max(wavSeconds(r.File), cueSeconds(res.Body))
 		}
 		out = res
 		return nil
@@ -386,13 +386,20 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		return nil, err
 	}
 	now := g.opts.Now()
+	estimated := false
+	if out.Usage.Seconds == 0 && out.Usage.InputTokens+out.Usage.OutputTokens == 0 {
+		// The answer said nothing of its audio (a text format; a json answer without
+		// usage): its length as measured here, billed marked estimated.
+		out.Usage.Seconds = audioSeconds(preq.File, preq.ResponseFormat, out.Body)
+		estimated = out.Usage.Seconds > 0
+	}
 	costs := g.audioCost(p, used, out.Usage)
 	u := providers.Usage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens}
-	g.account(ctx, p, used, u, costs, true, false, now.Sub(begin))
+	g.account(ctx, p, used, u, costs, true, estimated, now.Sub(begin))
 	res := &TranscriptionResult{Body: out.Body, ContentType: out.ContentType, Model: used.name, Usage: out.Usage, Costs: costs,
-		Attempts: cloneAttempts(p.attempts)}
+		UsageEstimated: estimated, Attempts: cloneAttempts(p.attempts)}
 	g.observeOpAnswer(ctx, p, op, used, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: costs},
-		false, nil, now)
+		estimated, nil, now)
 	return res, nil
 }
 

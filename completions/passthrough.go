@@ -131,7 +131,7 @@ func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.D
 	defer p.ended()
 	now := g.opts.Now()
 	latency := now.Sub(pt.begin)
-	u, billed, estimated := pu.Usage, pu.Reported || pu.Estimated, pu.Estimated
+	u, billed, estimated := pu.Usage, pu.Reported || pu.Estimated || pu.Audio != nil || pu.Images != nil, pu.Estimated
 	a := Attempt{Model: t.name, ModelGroup: t.group, Outcome: "ok", LatencyMS: latency.Milliseconds(), Started: pt.begin}
 	if err != nil {
 		a.Outcome, a.Error, a.Err = "error", err.Error(), err
@@ -142,9 +142,14 @@ func (pt *PassThrough) end(ctx context.Context, pu PassThroughUsage, ttft time.D
 	}
 	var costs Costs
 	if billed {
-		if pu.Embeddings {
+		switch {
+		case pu.Audio != nil:
+			costs = g.audioCost(p, t, *pu.Audio)
+		case pu.Images != nil:
+			costs = g.imageCost(p, t, *pu.Images)
+		case pu.Embeddings:
 			costs = g.embeddingCost(p, t, u)
-		} else {
+		default:
 			costs = g.costsAt(p, t, u)
 		}
 		g.account(ctx, p, t, u, costs, err == nil, estimated, latency)

@@ -24,6 +24,12 @@ type PassThroughUsage struct {
 	// embedContent and batchEmbedContents), priced as Gateway.Embed prices one, its input
 	// tokens at the catalogue's embedding price, not as chat.
 	Embeddings bool
+	// Audio, when not nil, is a transcription's or translation's usage (its audio's
+	// length: PassThroughAudioUsage), priced as Gateway.Transcribe prices one (Usage's
+	// tokens are then not priced); Images likewise an image call's (PassThroughImageUsage),
+	// priced as Gateway.GenerateImages prices one. Estimated marks them too.
+	Audio  *providers.AudioUsage
+	Images *providers.ImageUsage
 }
 
 // EstimateUsage counts the usage of a forwarded request whose answer reported none (an

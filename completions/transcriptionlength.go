@@ -22,6 +22,18 @@ func textTranscription(body []byte) (text []byte, ok bool) {
 	return append([]byte(*v.Text), '\n'), true
 }
 
+// audioSeconds is the length of a transcription's audio whose answer (body, in the
+// response_format asked) did not say it: the uploaded file's WAV header or, for an srt or
+// vtt answer, its last cue's end, whichever is later (a WAV header, which the caller
+// writes, saying less than the cues heard is not taken at its word); 0 when neither says.
+func audioSeconds(file []byte, format string, body []byte) float64 {
+	s := wavSeconds(file)
+	if format == "srt" || format == "vtt" {
+		s = max(s, cueSeconds(body))
+	}
+	return s
+}
+
 // cueSeconds is the latest end of an SRT or WebVTT answer's cues ("00:01:02,500 -->
 // 00:01:04,000" or VTT's "01:04.000"), in seconds: LiteLLM's measure of such an answer's
 // audio (extract_duration_from_srt_or_vtt); 0 when it has no cue.

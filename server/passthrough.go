@@ -461,7 +461,16 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 			s.log.WarnContext(ctx, "pass-through: the answer's usage cannot be read", "provider", pt.provider, "err", merr)
 		}
 	}
-	ttft, err := relayAnswer(w, resp.Body, meter, received)
+	var answer io.Reader = resp.Body
+	media := passThroughMedia(pt, r.Method, r.PathValue("path"))
+	var kept *cappedBuffer
+	if media != "" && !encoded && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		// Transcriptions and images are billed by the audio's length or per image, which
+		// the answer's body says (or lets estimate): it is kept to read them.
+		kept = &cappedBuffer{limit: maxMediaAnswer}
+		answer = io.TeeReader(resp.Body, kept)
+	}
+	ttft, err := relayAnswer(w, answer, meter, received)
 	if err == nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
 		err = &providers.Error{Provider: pt.provider, Model: model, StatusCode: resp.StatusCode,
 			Kind: passThroughKind(resp.StatusCode), Message: fmt.Sprintf("the provider answered %d", resp.StatusCode)}
@@ -496,6 +505,9 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 			s.log.WarnContext(ctx, "pass-through: the answer was too large to read its usage; billed the prompt's estimate only",
 				"provider", pt.provider, "model", call.Model(), "prompt_tokens", pu.Usage.PromptTokens, "limit_bytes", providers.MaxMeteredBody)
 		}
+	}
+	if kept != nil && err == nil {
+		mediaUsage(&pu, media, r.Header.Get("Content-Type"), body, kept.Bytes())
 	}
 	pu.Embeddings = isEmbeddingsCall(pt, r.Method, r.PathValue("path"))
 	call.End(endCtx, pu, ttft, err)

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime/multipart"
+	"strconv"
+	"strings"
+
+	"github.com/switchyard-ai/switchyard/completions"
+	"github.com/switchyard-ai/switchyard/providers"
+)
+
+// passThroughMedia is what a pass-through OpenAI model call that is not billed by tokens
+// is: "audio" (transcriptions, translations: by the audio's length), "images" (image
+// generations, edits, variations: per image), "" otherwise. path is below the prefix.
+func passThroughMedia(pt passThroughRoute, method, path string) string {
+	if pt.provider != "openai" || !isModelCall(pt, method, path) {
+		return ""
+	}
+	switch strings.TrimPrefix(path, "v1/") {
+	case "audio/transcriptions", "audio/translations":
+		return "audio"
+	case "images/generations", "images/edits", "images/variations":
+		return "images"
+	}
+	return ""
+}
+
+// mediaFields are the request's fields a media call's estimate reads: the uploaded audio
+// and the response_format, size, quality and n asked.
+type mediaFields struct {
+	file                  []byte
+	format, size, quality string
+	n                     int
+}
+
+// readMediaFields reads them from body: a multipart/form-data form (contentType's
+// boundary; field names in any case, as the form's readers match them) or a JSON object.
+func readMediaFields(contentType string, body []byte) mediaFields {
+	var f mediaFields
+	set := func(name, v string) {
+		switch strings.ToLower(name) {
+		case "response_format":
+			f.format = v
+		case "size":
+			f.size = v
+		case "quality":
+			f.quality = v
+		case "n":
+			f.n, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	if boundary, ok := isMultipartForm(contentType); ok {
+		mr := multipart.NewReader(bytes.NewReader(body), boundary)
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) || err != nil {
+				return f
+			}
+			name := strings.ToLower(part.FormName())
+			if name == "file" {
+				f.file, _ = io.ReadAll(part)
+				continue
+			}
+			v, _ := io.ReadAll(io.LimitReader(part, maxFormModelBytes))
+			set(name, string(v))
+		}
+	}
+	var v struct {
+		Format  string `json:"response_format"`
+		Size    string `json:"size"`
+		Quality string `json:"quality"`
+		N       int    `json:"n"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		f.format, f.size, f.quality, f.n = v.Format, v.Size, v.Quality, v.N
+	}
+	return f
+}
+
+// mediaUsage sets pu's Audio or Images (kind, see passThroughMedia) from the request's
+// body and the answer's (answer; nil when it was not kept whole) when the answer reported
+// no tokens: the length or images it reports, else an estimate, marked estimated.
+func mediaUsage(pu *completions.PassThroughUsage, kind, contentType string, body, answer []byte) {
+	if answer == nil || pu.Reported && pu.Usage.PromptTokens+pu.Usage.CompletionTokens > 0 {
+		return
+	}
+	f := readMediaFields(contentType, body)
+	switch kind {
+	case "audio":
+		if u, estimated, ok := completions.PassThroughAudioUsage(f.file, f.format, answer); ok {
+			pu.Audio, pu.Estimated = &u, estimated
+		}
+	case "images":
+		if u, ok := completions.PassThroughImageUsage(answer, f.size, f.quality, f.n); ok {
+			pu.Images, pu.Estimated = &u, true
+		}
+	}
+}
+
+// cappedBuffer keeps what is written to it up to limit bytes; past that it keeps nothing
+// (Bytes is nil) but takes every write.
+type cappedBuffer struct {
+	buf   bytes.Buffer
+	limit int
+	over  bool
+}
+
+// Write keeps p while the whole stays within the limit; it never fails.
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if !c.over && c.buf.Len()+len(p) > c.limit {
+		c.over = true
+		c.buf = bytes.Buffer{}
+	}
+	if !c.over {
+		c.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+// Bytes is what was written, nil when it went past the limit.
+func (c *cappedBuffer) Bytes() []byte {
+	if c.over {
+		return nil
+	}
+	return c.buf.Bytes()
+}
+
+// maxMediaAnswer bounds the media answer kept to read its usage (an image answer's
+// base64 images included), as a JSON answer's usage is read (providers.MaxMeteredBody).
+const maxMediaAnswer = providers.MaxMeteredBody
