@@ -490,3 +490,129 @@ func TestPerClientLimitOverTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestPerClientLimitBoundsHTTP2Streams: over HTTP/2 (serve --tls-cert) one connection
+// carries many requests at once, so the per-client bound counts a client's requests in
+// flight too (LimitRequestsPerClient): with PerClient 2, of five requests sent at once on
+// one HTTP/2 connection two are served and three get the 429 naming
+// --max-connections-per-client, over HTTP/2, the connection staying up. Requests on
+// another listener the server serves (serve's agents' loopback) are not counted.
+func TestPerClientLimitBoundsHTTP2Streams(t *testing.T) {
+	certs := httptest.NewUnstartedServer(http.NotFoundHandler())
+	certs.EnableHTTP2 = true
+	certs.StartTLS() // only for its certificate, and a client trusting it
+	certs.Close()
+	client := certs.Client()
+	defer client.CloseIdleConnections()
+
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var entered, most, inFlight atomic.Int32
+	hs := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/quick" {
+				io.WriteString(w, "ok")
+				return
+			}
+			entered.Add(1)
+			n := inFlight.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			<-release
+			inFlight.Add(-1)
+			io.WriteString(w, "ok")
+		}),
+		TLSConfig: &tls.Config{Certificates: certs.TLS.Certificates, NextProtos: []string{"h2", "http/1.1"}},
+	}
+	ll := LimitListenerWith(raw, LimitListenerConfig{Max: 100, PerClient: 2, TLS: hs.TLSConfig})
+	LimitRequestsPerClient(hs, ll)
+	go hs.ServeTLS(ll, "", "")
+	go hs.Serve(other)
+	defer hs.Close()
+	base := "https://" + raw.Addr().String()
+
+	// One connection, HTTP/2, before the requests go out together on it.
+	resp, err := client.Get(base + "/quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("not HTTP/2: %s", resp.Proto)
+	}
+	type result struct {
+		code, proto int
+		body        string
+		err         error
+	}
+	results := make(chan result, 8)
+	get := func(c *http.Client, url string) {
+		resp, err := c.Get(url)
+		if err != nil {
+			results <- result{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		results <- result{code: resp.StatusCode, proto: resp.ProtoMajor, body: string(b)}
+	}
+	for range 5 {
+		go get(client, base+"/slow")
+	}
+	timeout := time.After(30 * time.Second) // a hang guard, not a measure
+	for refused := 0; refused < 3; {
+		select {
+		case r := <-results:
+			if r.err != nil || r.code != http.StatusTooManyRequests || r.proto != 2 || !strings.Contains(r.body, "--max-connections-per-client") {
+				t.Fatalf("a request while two were in flight: %d HTTP/%d %v %s", r.code, r.proto, r.err, r.body)
+			}
+			refused++
+		case <-timeout:
+			t.Fatalf("only %d of the requests over the bound were refused", refused)
+		}
+	}
+	// The other listener's requests are not the client's: three more are served there.
+	plain := &http.Client{}
+	for range 3 {
+		go get(plain, "http://"+other.Addr().String()+"/slow")
+	}
+	for entered.Load() < 5 {
+		select {
+		case r := <-results:
+			t.Fatalf("a request answered before release: %+v", r)
+		case <-timeout:
+			t.Fatalf("%d requests entered, want 2 over TLS and 3 on the other listener", entered.Load())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	close(release)
+	for range 5 {
+		if r := <-results; r.err != nil || r.code != 200 {
+			t.Fatalf("a request in flight: %d %v %s", r.code, r.err, r.body)
+		}
+	}
+	if most.Load() != 5 {
+		t.Errorf("%d in flight at most, want 5 (2 over TLS, 3 on the other listener)", most.Load())
+	}
+	// The requests are uncounted when they end: the client is served again.
+	resp, err = client.Get(base + "/quick")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("after the requests ended: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	l := ll.(*limitListener)
+	l.mu.Lock()
+	for key, cc := range l.clients {
+		if cc.requests != 0 {
+			t.Errorf("client %s still counts %d requests", key, cc.requests)
+		}
+	}
+	l.mu.Unlock()
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -330,6 +331,7 @@ func LimitListenerWith(l net.Listener, cfg LimitListenerConfig) net.Listener {
 		ll.clients = map[netip.Prefix]*clientConns{}
 		ll.refusing = make(chan struct{}, maxRefusing)
 		ll.refusal = refusalResponse(cfg.PerClient)
+		ll.requestRefusal = requestRefusalBody(cfg.PerClient)
 		if cfg.TLS != nil {
 			// The 429 is HTTP/1.1: a client offered h2 too must not pick it.
 			ll.refusalTLS = cfg.TLS.Clone()
@@ -345,6 +347,9 @@ type limitListener struct {
 	sem      chan struct{} // nil: no global bound
 	refusing chan struct{} // refusals being written
 	refusal  []byte        // the 429, whole
+	// requestRefusal: the body of the 429 a request over the bound gets
+	// (LimitRequestsPerClient).
+	requestRefusal []byte
 	// refusalTLS: the TLS configuration the 429 is written in (nil: in the clear).
 	refusalTLS *tls.Config
 
@@ -352,9 +357,14 @@ type limitListener struct {
 	clients map[netip.Prefix]*clientConns // nil: no per-client bound
 }
 
-// clientConns is one client's count of open connections.
+// clientConns is one client's count of open connections, and of its requests in flight
+// on them (LimitRequestsPerClient).
 type clientConns struct {
 	n int
+	// requests: its requests in flight (counted only under LimitRequestsPerClient).
+	requests int
+	// warnedRequests: its refused requests were logged (until it has none in flight).
+	warnedRequests bool
 	// warned: this client's refusals were logged (until its count is back to zero).
 	warned bool
 }
@@ -368,6 +378,18 @@ func refusalResponse(perClient int) []byte {
 		Code:    &code,
 	}})
 	return fmt.Appendf(nil, "HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\nRetry-After: 1\r\n\r\n%s", len(body), body)
+}
+
+// requestRefusalBody is the body of the 429 a request over the per-client bound of
+// requests in flight gets (LimitRequestsPerClient).
+func requestRefusalBody(perClient int) []byte {
+	code := "rate_limit_exceeded"
+	body, _ := json.Marshal(completions.OpenAIErrorBody{Error: completions.OpenAIErrorObject{
+		Message: fmt.Sprintf("too many requests in flight from this address: the server serves at most %d at once per client (--max-connections-per-client, which bounds the requests of an HTTP/2 connection too); wait for one to finish or retry later", perClient),
+		Type:    "rate_limit_error",
+		Code:    &code,
+	}})
+	return body
 }
 
 // clientKey is the unit of the per-client bound for the peer a (see PerClient), and the
@@ -482,13 +504,122 @@ func (l *limitListener) release(key netip.Prefix, counted bool) {
 	if counted {
 		l.mu.Lock()
 		if cc := l.clients[key]; cc != nil {
-			if cc.n--; cc.n <= 0 {
+			if cc.n--; cc.n <= 0 && cc.requests <= 0 {
 				delete(l.clients, key)
 			}
 		}
 		l.mu.Unlock()
 	}
 	l.releaseSlot()
+}
+
+// connKey carries, in the context of a connection of a listener from LimitListenerWith
+// counted towards its client's bound, that connection (LimitRequestsPerClient).
+type connKey struct{}
+
+// LimitRequestsPerClient bounds, on hs, how many requests each client of l has in flight at
+// once, across all of its connections, at l's PerClient (l a listener from LimitListenerWith
+// that hs serves). Over HTTP/2 (served with TLS) one connection carries many requests at
+// once — up to 250 streams in net/http — so bounding a client's connections alone would not
+// bound its requests. A request beyond the bound is answered 429 in OpenAI's error envelope
+// naming --max-connections-per-client, with Retry-After: 1 (the SDKs retry it); only that
+// stream is refused, the connection stays. Over HTTP/1.1 a connection carries one request
+// at a time, so the connection bound already holds and no request is refused. Requests on
+// connections of another listener hs serves, and on connections exempt from PerClient
+// (Exempt), are not counted. It wraps hs.Handler and hs.ConnContext: call it before hs
+// serves. When l is no such listener, or has no PerClient, hs is left unchanged.
+func LimitRequestsPerClient(hs *http.Server, l net.Listener) {
+	ll, ok := l.(*limitListener)
+	if !ok || ll.clients == nil {
+		return
+	}
+	prevCtx := hs.ConnContext
+	hs.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if prevCtx != nil {
+			ctx = prevCtx(ctx, c)
+		}
+		if lc := limitConnOf(c); lc != nil && lc.l == ll && lc.counted {
+			ctx = context.WithValue(ctx, connKey{}, lc)
+		}
+		return ctx
+	}
+	next := hs.Handler
+	if next == nil {
+		next = http.DefaultServeMux
+	}
+	hs.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lc, _ := r.Context().Value(connKey{}).(*limitConn)
+		if lc == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !ll.startRequest(lc.key) {
+			h := w.Header()
+			h.Set("Content-Type", "application/json")
+			h.Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			w.Write(ll.requestRefusal)
+			return
+		}
+		defer ll.endRequest(lc.key)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitConnOf is the connection of a limitListener under c (a *tls.Conn over it, say);
+// nil when there is none.
+func limitConnOf(c net.Conn) *limitConn {
+	for c != nil {
+		switch v := c.(type) {
+		case *limitConn:
+			return v
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// startRequest counts a request of the client key; false (not counted) when the client
+// already has PerClient requests in flight.
+func (l *limitListener) startRequest(key netip.Prefix) bool {
+	l.mu.Lock()
+	cc := l.clients[key]
+	if cc == nil {
+		// Its connections all closed while the request was on its way (HTTP/2 runs a
+		// stream's handler apart from its connection): it is counted all the same.
+		cc = &clientConns{}
+		l.clients[key] = cc
+	}
+	if cc.requests < l.cfg.PerClient {
+		cc.requests++
+		l.mu.Unlock()
+		return true
+	}
+	warn := !cc.warnedRequests
+	cc.warnedRequests = true
+	l.mu.Unlock()
+	if warn && l.cfg.Logger != nil {
+		l.cfg.Logger.Warn("per-client limit of requests in flight reached (HTTP/2 streams): further requests from this client get 429 until it has none in flight",
+			"client", key.String(), "limit", l.cfg.PerClient, "flag", "--max-connections-per-client")
+	}
+	return false
+}
+
+// endRequest uncounts a request startRequest counted.
+func (l *limitListener) endRequest(key netip.Prefix) {
+	l.mu.Lock()
+	if cc := l.clients[key]; cc != nil {
+		if cc.requests--; cc.requests <= 0 {
+			cc.warnedRequests = false
+			if cc.n <= 0 {
+				delete(l.clients, key)
+			}
+		}
+	}
+	l.mu.Unlock()
 }
 
 type limitConn struct {

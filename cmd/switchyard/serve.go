@@ -193,7 +193,7 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.Conns.IdleTimeout, "idle-timeout", 60*time.Second, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.Conns.BodyReadTimeout, "body-read-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (responses and streams are not affected)")
 	fs.IntVar(&c.Conns.MaxConnections, "max-connections", 4096, "connections served at once; more wait in the listen backlog (0: no bound)")
-	fs.IntVar(&c.Conns.MaxConnectionsPerClient, "max-connections-per-client", 1024, "connections one client address (IPv6: its /64) may hold at once; one more gets 429 and is closed, so one client cannot take every --max-connections slot. --trusted-proxies are exempt (their connections carry many clients): behind a reverse proxy, list it there. The default, a quarter of the default --max-connections, is far above one real client's needs (0: no bound)")
+	fs.IntVar(&c.Conns.MaxConnectionsPerClient, "max-connections-per-client", 1024, "connections one client address (IPv6: its /64) may hold at once; one more gets 429 and is closed, so one client cannot take every --max-connections slot. It bounds a client's requests in flight too (over HTTP/2, with --tls-cert, one connection carries many at once): one more gets 429 on its own stream. --trusted-proxies are exempt (their connections carry many clients): behind a reverse proxy, list it there. The default, a quarter of the default --max-connections, is far above one real client's needs (0: no bound)")
 	fs.IntVar(&c.Conns.FailedAuthPerMinute, "failed-auth-per-minute", server.DefaultFailedAuthPerMinute, "failed authentications one client address may make per minute before it gets 429 (negative: no bound)")
 	fs.IntVar(&c.Conns.EndUsersPerKey, "end-users-per-key", server.DefaultMaxEndUsersPerKey, "end users (LiteLLM's customers) one API key may have; past it a request naming a new one is refused with 400 (negative: no bound)")
 	fs.BoolVar(&c.RefuseMocks, "refuse-mock-responses", false, "refuse LiteLLM's testing switches in chat requests (mock_response, which answers without a model, and mock_testing_fallbacks and its kin, which fail the model asked to test its fallbacks) with a 400 naming the field, for a production server (default: taken, as LiteLLM takes them)")
@@ -521,10 +521,15 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		// Made (its copy of the configuration taken) before either Serve starts: the first
 		// to start sets HTTP/2 up in hs.TLSConfig.
 		tlsLn := server.LimitListenerWith(ln, limits)
+		// Over HTTP/2 a connection carries many requests at once: the per-client bound
+		// counts them too (the agents' listener is not counted).
+		server.LimitRequestsPerClient(hs, tlsLn)
 		go func() { errc <- hs.ServeTLS(tlsLn, "", "") }()
 		go hs.Serve(agentsLn) // ends with hs.Shutdown
 	} else {
-		go func() { errc <- hs.Serve(server.LimitListenerWith(ln, limits)) }()
+		plainLn := server.LimitListenerWith(ln, limits)
+		server.LimitRequestsPerClient(hs, plainLn)
+		go func() { errc <- hs.Serve(plainLn) }()
 	}
 	select {
 	case err := <-errc:
