@@ -444,6 +444,20 @@ func (g *Gateway) traceAttempt(ctx context.Context) (context.Context, [8]byte) {
 	return g.opts.TraceAttempt(ctx)
 }
 
+// cutAttempt is the record of an attempt of target t, begun at begin and lasting lat ms,
+// whose call was cut because its caller went away (ctx ended, not at the request's
+// deadline): outcome cancelled, Kind "client_gone" — or "cut" when the context ended with
+// a cause of its own (the server's shutdown cutting its requests) — as a stream its caller
+// left is recorded.
+func cutAttempt(ctx context.Context, t target, begin time.Time, lat int64, maxTokens int, span [8]byte) Attempt {
+	kind, err := "client_gone", ctx.Err()
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		kind, err = "cut", cause
+	}
+	return Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeCancelled, Kind: kind, Error: err.Error(), Err: err,
+		LatencyMS: lat, Started: begin, MaxTokens: maxTokens, SpanID: span}
+}
+
 // errRequestDeadline is the cause of a request's context ending at its deadline
 // (FaultPolicy.Timeout, Options.RequestTimeout).
 var errRequestDeadline = errors.New("request deadline reached")
@@ -528,7 +542,11 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 				return nil
 			}
 			if ctx.Err() != nil && !deadlineHit(ctx) {
-				return ctx.Err() // the caller went away: nothing to learn about the model
+				// The caller went away: nothing to learn about the model, but the call was
+				// made, so it is recorded (cancelled), and its trace has the attempt's span
+				// its HTTP span was started under.
+				p.attempts = append(p.attempts, cutAttempt(ctx, t, begin, lat, g.sentMaxTokens(p, t), span))
+				return ctx.Err()
 			}
 			if deadlineHit(ctx) && providers.KindOf(err) != providers.KindTimeout {
 				err = timeoutError(t, "answer before the request deadline", p.timing.deadline.Sub(p.start))

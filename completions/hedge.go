@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
@@ -136,6 +137,13 @@ func (g *Gateway) hedged(ctx context.Context, p *plan) (*attemptStream, int, tim
 			cancel()
 			p.drop(t.name) // its one call is over: its slot in flight is free
 			if ctx.Err() != nil && !deadlineHit(ctx) {
+				// The caller went away: the calls made are recorded cancelled (their HTTP
+				// spans have their attempts' spans), not as the model's failures.
+				p.attempts = append(p.attempts, cutAttempt(ctx, t, begins[r.i], lat, g.sentMaxTokens(p, t), spans[r.i]))
+				for _, i := range slices.Sorted(maps.Keys(cancels)) {
+					t := p.targets[i]
+					p.attempts = append(p.attempts, cutAttempt(ctx, t, begins[i], g.opts.Now().Sub(begins[i]).Milliseconds(), g.sentMaxTokens(p, t), spans[i]))
+				}
 				stopAll(false)
 				return nil, 0, time.Time{}, ctx.Err()
 			}

@@ -332,9 +332,10 @@ func (a Attempt) LostHedge() bool { return a.Outcome == OutcomeCancelled && a.Ki
 
 // Outcomes of an Attempt. "skipped" is a model passed over without a call (its circuit
 // breaker is open: Kind "circuit_open"); "cancelled" a hedged start that lost the race
-// (Kind "hedged"), or a stream its caller left: a client that disconnected (Kind
-// "client_gone") or closed the stream before its end (Kind "closed_early"), or one the server
-// cut with a cause (Kind "cut": its shutdown timeout ran out).
+// (Kind "hedged"), or a call or stream its caller left: a client that disconnected (Kind
+// "client_gone", also while the call had not answered yet) or closed the stream before its
+// end (Kind "closed_early"), or one the server cut with a cause (Kind "cut": its shutdown
+// timeout ran out).
 const (
 	OutcomeOK        = "ok"
 	OutcomeError     = "error"
