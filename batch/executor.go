@@ -61,4 +61,10 @@ type Answer struct {
 	// server error after the call was paid for, say a write that failed after it): it is
 	// never sent again, whatever Retryable says, so that a line is not paid for twice.
 	Billed bool
+	// TimedOut marks an answer of a request one of whose upstream calls timed out (the
+	// gateway stopped waiting for the model). Such a line is sent again at most
+	// Options.MaxTimeoutRetries times, whatever Retryable says beyond: each send waited out
+	// the whole timeout, and the provider may have answered, and billed, a call the gateway
+	// no longer waited for.
+	TimedOut bool
 }

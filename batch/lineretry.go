@@ -23,14 +23,25 @@ const (
 	lineServerRetryMost  = time.Minute
 )
 
+// lineTries counts the sends of one line again, by what they answered.
+type lineTries struct {
+	rate, server int // after a retryable 429, after a retryable server error
+	// timeout: after a retryable server error with a timeout (also counted in server)
+	timeout int
+}
+
 // lineRetry says whether a line answered ans is sent again, and after how long: a
-// retryable 429 after its Retry-After (1 s without one) up to maxLineRetries times
-// (rateRetries so far), a retryable server error after an exponential backoff with
-// jitter, or its Retry-After when longer, up to maxLineServerRetries times (serverRetries
-// so far). Every other answer is final, and so is one that was billed (Answer.Billed).
-func lineRetry(ans Answer, rateRetries, serverRetries int) (wait time.Duration, again bool) {
+// retryable 429 after its Retry-After (1 s without one) up to maxLineRetries times, a
+// retryable server error after an exponential backoff with jitter, or its Retry-After
+// when longer, up to maxLineServerRetries times — up to maxTimeout times when one of its
+// upstream calls timed out (Answer.TimedOut). n counts the sends again so far. Every other
+// answer is final, and so is one that was billed (Answer.Billed).
+func lineRetry(ans Answer, n lineTries, maxTimeout int) (wait time.Duration, again bool) {
+	rateRetries, serverRetries := n.rate, n.server
 	switch {
 	case !ans.Retryable, ans.Billed:
+		return 0, false
+	case ans.StatusCode >= 500 && ans.TimedOut && n.timeout >= maxTimeout:
 		return 0, false
 	case ans.StatusCode == http.StatusTooManyRequests:
 		if rateRetries >= maxLineRetries {

@@ -45,6 +45,11 @@ func (e *fakeOutageExecutor) Execute(ctx context.Context, c batch.Call) (batch.A
 	case body.Model == "billed":
 		return batch.Answer{StatusCode: 500, RequestID: c.RequestID, Retryable: true, Billed: true,
 			Body: json.RawMessage(`{"error":{"message":"the write after the answer failed","type":"server_error"}}`)}, nil
+	case body.Model == "timeout":
+		// The gateway's final 502 after its calls timed out, every model out of service
+		// for the while (retryable, as the server marks it).
+		return batch.Answer{StatusCode: 502, RequestID: c.RequestID, Retryable: true, TimedOut: true,
+			Body: json.RawMessage(`{"error":{"message":"every model failed: timeout","type":"api_error","code":"upstream_error"}}`)}, nil
 	case body.Model == "final":
 		return batch.Answer{StatusCode: 502, RequestID: c.RequestID, Body: json.RawMessage(`{"error":{"message":"every model failed","type":"api_error","code":"upstream_error"}}`)}, nil
 	}
@@ -60,6 +65,13 @@ func (e *fakeOutageExecutor) count(customID string) int {
 // newOutageHarness starts a service on a new in-memory store with a fakeOutageExecutor.
 func newOutageHarness(t *testing.T, maxWait time.Duration) (*harness, *fakeOutageExecutor) {
 	t.Helper()
+	return newOutageHarnessWith(t, batch.Options{MaxRetryWait: maxWait})
+}
+
+// newOutageHarnessWith is newOutageHarness with more of o (its Executor, Logger and
+// Concurrency are the harness's).
+func newOutageHarnessWith(t *testing.T, o batch.Options) (*harness, *fakeOutageExecutor) {
+	t.Helper()
 	exec := &fakeOutageExecutor{sends: map[string]int{}, first: make(chan string, 100)}
 	st := memstore.New()
 	t.Cleanup(func() { st.Close() })
@@ -67,7 +79,8 @@ func newOutageHarness(t *testing.T, maxWait time.Duration) (*harness, *fakeOutag
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := batch.New(st, files, batch.Options{Executor: exec, Logger: quiet(), Concurrency: 4, MaxRetryWait: maxWait})
+	o.Executor, o.Logger, o.Concurrency = exec, quiet(), 4
+	svc, err := batch.New(st, files, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,5 +138,33 @@ func TestBatchCancelEndsServerErrorRetry(t *testing.T) {
 	b = h.wait(t, "alice", b.ID, ended)
 	if b.Status != batch.StatusCancelled || exec.count("r0") != 1 {
 		t.Fatalf("ended %s %+v after %d sends, want cancelled after 1", b.Status, b.RequestCounts, exec.count("r0"))
+	}
+}
+
+// TestBatchTimedOutLineSentTwice: a line whose upstream calls always time out (the
+// gateway's retryable 502 after them) was sent 7 times, as any retryable server error,
+// each send waiting out the timeouts and perhaps billed by a provider that answered late.
+// It is now sent at most MaxTimeoutRetries+1 times: twice by default, as set, once when
+// negative; a line failing otherwise still gets its 7.
+func TestBatchTimedOutLineSentTwice(t *testing.T) {
+	for _, c := range []struct {
+		retries, want int
+	}{{0, 2}, {2, 3}, {-1, 1}, {100, 7}} {
+		h, exec := newOutageHarnessWith(t, batch.Options{MaxRetryWait: time.Millisecond, MaxTimeoutRetries: c.retries})
+		b := h.create(t, "alice", h.upload(t, "alice", jsonl("timeout", "gone")).ID)
+		b = h.wait(t, "alice", b.ID, ended)
+		if b.Status != batch.StatusCompleted || b.RequestCounts != (batch.RequestCounts{Total: 2, Failed: 2}) {
+			t.Fatalf("MaxTimeoutRetries %d: ended %s %+v", c.retries, b.Status, b.RequestCounts)
+		}
+		if got := exec.count("r0"); got != c.want {
+			t.Errorf("MaxTimeoutRetries %d: the line timing out was sent %d times, want %d", c.retries, got, c.want)
+		}
+		if got := exec.count("r1"); got != 7 {
+			t.Errorf("MaxTimeoutRetries %d: the line answered 503 was sent %d times, want 7", c.retries, got)
+		}
+		errs := h.lines(t, "alice", b.ErrorFileID)
+		if r := errs[0].Response; r == nil || r.StatusCode != 502 || !strings.Contains(string(r.Body), "timeout") {
+			t.Errorf("MaxTimeoutRetries %d: the line timing out kept %+v, want its last 502", c.retries, errs[0])
+		}
 	}
 }

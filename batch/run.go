@@ -522,7 +522,7 @@ func (r *run) runLine(exec Executor, i, lineNo int, raw []byte) {
 	default:
 		call := Call{BatchID: rec.ID, Owner: rec.Owner, Credential: rec.Credential, RequestID: id,
 			CustomID: l.CustomID, URL: rec.Endpoint, Body: l.Body}
-		rateRetries, serverRetries := 0, 0
+		var tries lineTries
 		for {
 			ans, err := exec.Execute(r.lineCtx, call)
 			if err != nil {
@@ -537,13 +537,19 @@ func (r *run) runLine(exec Executor, i, lineNo int, raw []byte) {
 				res = errorResult(id, l.CustomID, CodeInternal, fmt.Sprintf("internal error: the line was not answered (request id %s)", id))
 				break
 			}
-			if wait, again := lineRetry(ans, rateRetries, serverRetries); again {
-				if ans.StatusCode >= 500 {
-					serverRetries++
+			if wait, again := lineRetry(ans, tries, s.maxTimeout); again {
+				switch {
+				case ans.StatusCode >= 500 && ans.TimedOut:
+					tries.server++
+					tries.timeout++
+					s.log.Warn("batch: a line whose upstream call timed out is sent again", "batch", rec.ID, "request_id", id,
+						"status", ans.StatusCode, "retry", tries.timeout, "of", s.maxTimeout, "wait", min(wait, s.maxWait))
+				case ans.StatusCode >= 500:
+					tries.server++
 					s.log.Warn("batch: a line answered with a server error is sent again", "batch", rec.ID, "request_id", id,
-						"status", ans.StatusCode, "retry", serverRetries, "of", maxLineServerRetries, "wait", min(wait, s.maxWait))
-				} else {
-					rateRetries++
+						"status", ans.StatusCode, "retry", tries.server, "of", maxLineServerRetries, "wait", min(wait, s.maxWait))
+				default:
+					tries.rate++
 				}
 				t := time.NewTimer(min(wait, s.maxWait))
 				select {
@@ -562,7 +568,7 @@ func (r *run) runLine(exec Executor, i, lineNo int, raw []byte) {
 					"request_id", id, "status", ans.StatusCode)
 			} else if ans.Retryable && ans.StatusCode >= 500 {
 				s.log.Error("batch: a line still answered with a server error after its retries: that answer is kept (error file)", "batch", rec.ID,
-					"request_id", id, "status", ans.StatusCode, "tries", serverRetries+1)
+					"request_id", id, "status", ans.StatusCode, "tries", tries.server+1, "timed_out", ans.TimedOut)
 			}
 			res = answeredResult(id, l.CustomID, ans)
 			break

@@ -70,9 +70,21 @@ type Options struct {
 	// MaxRetryWait bounds the wait before a line answered with a retryable 429 or server
 	// error is sent again (default one minute).
 	MaxRetryWait time.Duration
+	// MaxTimeoutRetries bounds how often a line answered with a retryable server error
+	// after one of its upstream calls timed out (Answer.TimedOut) is sent again: 0 means
+	// DefaultMaxTimeoutRetries, negative never. Within the bound of the other server errors
+	// (6), never above it.
+	MaxTimeoutRetries int
 	// Logger receives the service's lines (default slog.Default()).
 	Logger *slog.Logger
 }
+
+// DefaultMaxTimeoutRetries is Options.MaxTimeoutRetries' default: a line whose upstream call
+// timed out is sent twice at most. Each send already had the gateway's own retries and
+// fallbacks and waited out their timeouts, and a call the gateway stopped waiting for may
+// still have been answered and billed by the provider, so it is not sent as often as a
+// line that failed at once (a restarting database, an overload: 6 times).
+const DefaultMaxTimeoutRetries = 1
 
 // Service runs batches. Create it with New, call Start to run them and Close to stop.
 // It is safe for concurrent use.
@@ -89,6 +101,7 @@ type Service struct {
 	sweepEvery  time.Duration
 	expireEvery time.Duration
 	maxWait     time.Duration
+	maxTimeout  int // MaxTimeoutRetries, defaulted (0: never)
 	log         *slog.Logger
 
 	mu      sync.Mutex
@@ -144,6 +157,12 @@ func New(st *store.Store, files *Files, o Options) (*Service, error) {
 	}
 	if s.maxWait <= 0 {
 		s.maxWait = time.Minute
+	}
+	switch {
+	case o.MaxTimeoutRetries == 0:
+		s.maxTimeout = DefaultMaxTimeoutRetries
+	case o.MaxTimeoutRetries > 0:
+		s.maxTimeout = min(o.MaxTimeoutRetries, maxLineServerRetries)
 	}
 	if s.log == nil {
 		s.log = slog.Default()

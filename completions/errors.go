@@ -182,6 +182,17 @@ func (e *AllFailedError) Transient() bool {
 	return failed > 0
 }
 
+// TimedOut reports whether one of the attempts failed for a timeout (Kind "timeout": no
+// answer within the first-token, attempt or request timeout), whatever the others did.
+func (e *AllFailedError) TimedOut() bool {
+	for _, a := range e.Attempts {
+		if a.Outcome == OutcomeError && a.Kind == providers.KindTimeout.String() {
+			return true
+		}
+	}
+	return false
+}
+
 // Param is the request field every failed attempt's upstream named as wrong (OpenAI's
 // error.param), "" when they named none or different ones.
 func (e *AllFailedError) Param() string {

@@ -171,6 +171,18 @@ func WithTransientFlag(ctx context.Context, transient *atomic.Bool) context.Cont
 	return context.WithValue(ctx, transientFlagKey{}, transient)
 }
 
+type timedOutFlagKey struct{}
+
+// WithTimedOutFlag returns a context under which the gateway sets *timedOut when a request
+// made with that context fails and one of its attempts timed out (AllFailedError.TimedOut:
+// no answer within the first-token, attempt or request timeout). The provider may have
+// answered, and billed, a call the gateway stopped waiting for, and the request took its
+// whole timeout: a caller that sends requests again (a batch line) does so fewer times.
+// Set as WithBilledFlag's is (a Gateway without an Observer never sets it).
+func WithTimedOutFlag(ctx context.Context, timedOut *atomic.Bool) context.Context {
+	return context.WithValue(ctx, timedOutFlagKey{}, timedOut)
+}
+
 // ObserveRefused reports to the Observer a request of scope that was refused with err
 // before the gateway recorded it (see WithRecordedFlag): outcome RequestFailed (or
 // RequestCancelled when ctx ended), no attempts, operation op ("" for chat) and stream as
@@ -327,6 +339,12 @@ func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
 	if f, ok := ctx.Value(transientFlagKey{}).(*atomic.Bool); ok && r.Outcome == RequestFailed {
 		var af *AllFailedError
 		if errors.As(r.Err, &af) && af.Transient() {
+			f.Store(true)
+		}
+	}
+	if f, ok := ctx.Value(timedOutFlagKey{}).(*atomic.Bool); ok && r.Outcome == RequestFailed {
+		var af *AllFailedError
+		if errors.As(r.Err, &af) && af.TimedOut() {
 			f.Store(true)
 		}
 	}

@@ -330,9 +330,10 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 	if err != nil {
 		return batch.Answer{}, fmt.Errorf("server: batch %s: %w", c.BatchID, err)
 	}
-	var billed, transient atomic.Bool
+	var billed, transient, timedOut atomic.Bool
 	lctx := completions.WithBilledFlag(context.WithValue(ctx, batchLineKey{}, p), &billed)
 	lctx = completions.WithTransientFlag(lctx, &transient)
+	lctx = completions.WithTimedOutFlag(lctx, &timedOut)
 	req, err := http.NewRequestWithContext(lctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
 	if err != nil {
 		return batch.Answer{}, fmt.Errorf("server: batch %s: %w", c.BatchID, err)
@@ -346,7 +347,8 @@ func (s *Server) executeBatchLine(ctx context.Context, c batch.Call) (batch.Answ
 	if ctx.Err() != nil && (rec.Code == 499 || rec.Code >= 500) && !billed.Load() {
 		return batch.Answer{}, ctx.Err() // cut by a shutdown: not an answer (a billed one is kept)
 	}
-	ans := batch.Answer{StatusCode: rec.Code, RequestID: rec.Header().Get("X-Request-Id"), Body: rec.Body.Bytes(), Billed: billed.Load()}
+	ans := batch.Answer{StatusCode: rec.Code, RequestID: rec.Header().Get("X-Request-Id"), Body: rec.Body.Bytes(), Billed: billed.Load(),
+		TimedOut: timedOut.Load()} // sent again fewer times (batch.Options.MaxTimeoutRetries)
 	// The gateway's own final failure says x-should-retry: false (it retried and fell back
 	// already, and an SDK retrying at once would only repeat it); when every model was out
 	// of service for the while, a batch line, which has hours, is sent again after a

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/batch"
@@ -20,6 +21,9 @@ type batchFlags struct {
 	// window that no run has ended are looked for and ended as expired; 0 turns the check
 	// off (a read of such a batch still ends it).
 	ExpireInterval time.Duration
+	// TimeoutRetries is --batch-timeout-retries: how often a line whose upstream call timed
+	// out is sent again (batch.Options.MaxTimeoutRetries; 0 here: never).
+	TimeoutRetries int
 }
 
 // register defines the flags on fs, with the package's defaults.
@@ -32,6 +36,8 @@ func (b *batchFlags) register(fs *flag.FlagSet) {
 		"batches that have not ended one API key may have (queued, running, finalizing); beyond, POST /v1/batches is a 429, so that one key cannot hold the others' batches back")
 	fs.DurationVar(&b.ExpireInterval, "batch-expire-interval", batch.DefaultExpireInterval,
 		"how often batches past their 24h completion window that no run has ended are ended as expired (their answered lines kept); 0 turns the check off (reading such a batch still ends it)")
+	fs.IntVar(&b.TimeoutRetries, "batch-timeout-retries", batch.DefaultMaxTimeoutRetries,
+		"how often a batch line whose upstream call timed out (the gateway's final failure after its retries and fallbacks) is sent again; each send waits out the timeouts, and a provider may still bill a call the gateway stopped waiting for (0: never, at most 6)")
 }
 
 // options is the part of batch.Options the flags set.
@@ -39,6 +45,10 @@ func (b *batchFlags) options() batch.Options {
 	o := batch.Options{Concurrency: b.Concurrency, MaxUnfinishedPerOwner: b.PerKey, ExpireInterval: b.ExpireInterval}
 	if b.ExpireInterval == 0 {
 		o.ExpireInterval = -1 // batch.Options reads 0 as its default
+	}
+	o.MaxTimeoutRetries = b.TimeoutRetries
+	if b.TimeoutRetries == 0 {
+		o.MaxTimeoutRetries = -1 // never: batch.Options reads 0 as its default
 	}
 	return o
 }
@@ -53,6 +63,9 @@ func (b *batchFlags) check() error {
 	}
 	if b.PerKey < 1 {
 		return errors.New("--batches-per-key must be at least 1")
+	}
+	if b.TimeoutRetries < 0 || b.TimeoutRetries > 6 {
+		return fmt.Errorf("--batch-timeout-retries must be between 0 (never) and 6 (as other server errors), got %d", b.TimeoutRetries)
 	}
 	if b.ExpireInterval < 0 {
 		return errors.New("--batch-expire-interval must be 0 (off) or positive")

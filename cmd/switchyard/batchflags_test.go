@@ -39,3 +39,34 @@ func TestBatchExpireIntervalFlag(t *testing.T) {
 		t.Fatalf("negative interval: %v", err)
 	}
 }
+
+// --batch-timeout-retries reaches batch.Options.MaxTimeoutRetries: its default is the
+// package's, 0 is never (negative there), and values outside 0..6 are refused naming it.
+func TestBatchTimeoutRetriesFlag(t *testing.T) {
+	parse := func(t *testing.T, v string) (*serveConfig, error) {
+		t.Helper()
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		c := serveFlags(fs)
+		if err := parseFlags(fs, nil, func(k string) string { return map[string]string{"SWITCHYARD_BATCH_TIMEOUT_RETRIES": v}[k] }); err != nil {
+			t.Fatal(err)
+		}
+		return c, c.Batches.check()
+	}
+	for _, tc := range []struct {
+		env  string
+		want int
+	}{{"", batch.DefaultMaxTimeoutRetries}, {"3", 3}, {"0", -1}} {
+		c, err := parse(t, tc.env)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.env, err)
+		}
+		if got := c.Batches.options().MaxTimeoutRetries; got != tc.want {
+			t.Errorf("SWITCHYARD_BATCH_TIMEOUT_RETRIES=%q: MaxTimeoutRetries %d, want %d", tc.env, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"-1", "7"} {
+		if _, err := parse(t, bad); err == nil || !strings.Contains(err.Error(), "--batch-timeout-retries") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
