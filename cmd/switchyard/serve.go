@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -266,6 +267,9 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		// advises serve's configuration) does not apply to a worker, as SWITCHYARD_ADDR does
 		// not; given on its command line it is refused (checkFlags).
 		c.TLS.Cert, c.TLS.Key = "", ""
+		if !inArgs(args, "metrics-tls") {
+			c.Telemetry.MetricsTLS = false // SWITCHYARD_METRICS_TLS goes with serve's pair
+		}
 	}
 	if err := c.checkFlags(worker); err != nil {
 		return &usageError{err: err}
@@ -428,7 +432,16 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		fmt.Fprintf(stdout, "No API key was configured, so one was created. It is shown only this once; keep it:\n\n    %s\n\n", key)
 	}
 	if obs.metrics != nil && c.Telemetry.MetricsAddr != "" {
-		stop, err := obs.serveMetrics(ctx, c.Telemetry, log)
+		var metricsTLS *tls.Config
+		switch {
+		case c.Telemetry.MetricsTLS:
+			// The pair in force at each handshake: a SIGHUP's reload reaches it too.
+			metricsTLS = c.TLS.config()
+		case c.TLS.enabled() && c.Telemetry.MetricsToken != "":
+			log.Warn("--metrics-addr serves plain HTTP though --tls-cert is set: a scraper's --metrics-token travels in the clear; set --metrics-tls to serve it over HTTPS",
+				"metrics_addr", c.Telemetry.MetricsAddr)
+		}
+		stop, err := obs.serveMetrics(ctx, c.Telemetry, metricsTLS, log)
 		if err != nil {
 			srv.Close(context.Background())
 			return err
@@ -667,7 +680,19 @@ func (c *serveConfig) checkFlags(worker bool) error {
 	if worker && c.Workers == 0 {
 		return errors.New("--workers must be at least 1 for switchyard worker")
 	}
-	return c.TLS.check(worker)
+	if err := c.TLS.check(worker); err != nil {
+		return err
+	}
+	switch {
+	case !c.Telemetry.MetricsTLS:
+	case worker:
+		return errors.New("--metrics-tls: a worker takes no --tls-cert (its metrics are plain HTTP): set it on serve")
+	case !c.TLS.enabled():
+		return errors.New("--metrics-tls needs --tls-cert and --tls-key (the certificate it serves)")
+	case c.Telemetry.MetricsAddr == "":
+		return errors.New("--metrics-tls needs --metrics-addr: without it /metrics is on the API's listener, which --tls-cert serves over HTTPS already")
+	}
+	return nil
 }
 
 // checkValues checks the values of the flags (after a --litellm-config filled those it

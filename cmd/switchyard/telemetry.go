@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,7 +29,9 @@ type telemetryFlags struct {
 	Metrics      bool
 	MetricsAddr  string
 	MetricsToken string
-	OwnerLabel   bool
+	// MetricsTLS is --metrics-tls: --metrics-addr serves HTTPS with serve's --tls-cert.
+	MetricsTLS bool
+	OwnerLabel bool
 	// LiteLLM adds the metrics under LiteLLM's names (--litellm-metrics, or "prometheus"
 	// among a --litellm-config's callbacks).
 	LiteLLM bool
@@ -43,6 +46,7 @@ func (f *telemetryFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.Metrics, "metrics", true, "serve Prometheus metrics at GET /metrics (outside the API keys; see --metrics-token)")
 	fs.StringVar(&f.MetricsAddr, "metrics-addr", "", "serve /metrics on this address instead of the API's listener (e.g. 127.0.0.1:9090)")
 	fs.StringVar(&f.MetricsToken, "metrics-token", "", "bearer token /metrics requires (empty: none)")
+	fs.BoolVar(&f.MetricsTLS, "metrics-tls", false, "serve --metrics-addr over HTTPS with the certificate of --tls-cert/--tls-key (read again at SIGHUP as the API's), so a scraper's --metrics-token does not travel in the clear; needs --metrics-addr and --tls-cert (without it --metrics-addr is plain HTTP)")
 	fs.BoolVar(&f.LiteLLM, "litellm-metrics", false, "also serve LiteLLM's Prometheus metrics at /metrics (litellm_proxy_total_requests_metric_total, litellm_spend_metric_total, …) for dashboards built on them; on by itself when --litellm-config's litellm_settings.callbacks names prometheus")
 	fs.BoolVar(&f.OwnerLabel, "metrics-owner-label", false, "label gateway request and cost metrics with the API key's id (one series per key and model)")
 	fs.BoolVar(&f.TraceContent, "trace-content", false, "put prompts and answers on the chat spans (gen_ai.input.messages, gen_ai.output.messages; also OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true): they may be personal data")
@@ -261,21 +265,29 @@ func (o *observability) watchServices(w *wiring) {
 	}
 }
 
-// serveMetrics serves /metrics on its own listener until ctx ends (--metrics-addr).
-func (o *observability) serveMetrics(ctx context.Context, f telemetryFlags, log *slog.Logger) (stop func(), err error) {
+// serveMetrics serves /metrics on its own listener until ctx ends (--metrics-addr): over
+// TLS of tlsConfig when it is set (--metrics-tls), else plain HTTP.
+func (o *observability) serveMetrics(ctx context.Context, f telemetryFlags, tlsConfig *tls.Config, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", f.MetricsAddr)
 	if err != nil {
 		return nil, listenError("--metrics-addr", f.MetricsAddr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.metrics.Handler(f.MetricsToken))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		TLSConfig: tlsConfig}
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if tlsConfig != nil {
+			err = hs.ServeTLS(ln, "", "") // the certificate from tlsConfig's GetCertificate
+		} else {
+			err = hs.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn("metrics listener", "err", err)
 		}
 	}()
-	log.Info("metrics listening", "addr", ln.Addr().String())
+	log.Info("metrics listening", "addr", ln.Addr().String(), "tls", tlsConfig != nil)
 	return func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -175,6 +176,7 @@ func TestWorkerLeavesOutTLSOfASharedEnvironment(t *testing.T) {
 	writeTestCert(t, certDir, 1)
 	t.Setenv("SWITCHYARD_TLS_CERT", filepath.Join(certDir, "cert.pem"))
 	t.Setenv("SWITCHYARD_TLS_KEY", filepath.Join(certDir, "key.pem"))
+	t.Setenv("SWITCHYARD_METRICS_TLS", "true") // goes with the pair: left out too
 	// A bad --conversation-writes, checked after the TLS flags, stops the worker before it
 	// dials the store: reaching that error is getting past the TLS check.
 	base := []string{"worker", "--store", "postgres://u@127.0.0.1:1/db", "--conversation-writes", "bogus"}
@@ -186,4 +188,95 @@ func TestWorkerLeavesOutTLSOfASharedEnvironment(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "--tls-cert: a worker serves no API") {
 		t.Fatalf("worker --tls-cert: exit %d, %s", code, errOut)
 	}
+	code, _, errOut = cli(t, append(base, "--metrics-tls")...)
+	if code != 2 || !strings.Contains(errOut, "--metrics-tls: a worker takes no --tls-cert") {
+		t.Fatalf("worker --metrics-tls: exit %d, %s", code, errOut)
+	}
+}
+
+// TestServeMetricsTLS: with --tls-cert, --metrics-addr stayed plain HTTP, its bearer token
+// in the clear. --metrics-tls serves it over HTTPS with the API's certificate, the renewed
+// one after SIGHUP as the API's; it needs --tls-cert and --metrics-addr (exit 2 naming
+// them). Without it, a token over plain HTTP beside TLS is warned about.
+func TestServeMetricsTLS(t *testing.T) {
+	t.Setenv("SWITCHYARD_API_KEYS", "k")
+	certDir := t.TempDir()
+	writeTestCert(t, certDir, 1)
+	cert, key := filepath.Join(certDir, "cert.pem"), filepath.Join(certDir, "key.pem")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--tls-cert", cert, "--tls-key", key,
+			"--metrics-addr", "127.0.0.1:0", "--metrics-tls", "--metrics-token", "scrape-me"}, stdout, stderr)
+	}()
+	metricsRe := regexp.MustCompile(`metrics listening.*addr=(127\.0\.0\.1:\d+)`)
+	var metrics string
+	for deadline := time.Now().Add(20 * time.Second); metrics == ""; time.Sleep(10 * time.Millisecond) {
+		if m := metricsRe.FindStringSubmatch(stderr.String()); m != nil {
+			metrics = m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+	}
+	scrape := func() (*x509.Certificate, int) {
+		t.Helper()
+		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+		defer tr.CloseIdleConnections()
+		req, _ := http.NewRequest("GET", "https://"+metrics+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer scrape-me")
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			t.Fatal(err, stderr.String())
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.TLS.PeerCertificates[0], resp.StatusCode
+	}
+	if got, code := scrape(); got.SerialNumber.Int64() != 1 || code != 200 {
+		t.Fatalf("metrics over https: serial %v, %d", got.SerialNumber, code)
+	}
+	if resp, err := http.Get("http://" + metrics + "/metrics"); err == nil && resp.StatusCode == 200 {
+		t.Fatal("plain HTTP answered 200 on the metrics listener with --metrics-tls")
+	}
+	writeTestCert(t, certDir, 2)
+	sendReload(t)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if got, _ := scrape(); got.SerialNumber.Int64() == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the renewed certificate was not served on the metrics listener after SIGHUP: %s", stderr.String())
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metrics-addr", "127.0.0.1:0", "--metrics-tls"}, "--metrics-tls needs --tls-cert"},
+		{[]string{"--tls-cert", cert, "--tls-key", key, "--metrics-tls"}, "--metrics-tls needs --metrics-addr"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), append([]string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, tc.args...), &out, &errb); code != 2 ||
+			!strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, %q", tc.args, code, errb.String())
+		}
+	}
+
+	// Without --metrics-tls: plain HTTP, and a warning that the token travels in the clear.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	_, _, stderr2, done2 := startServeWith(t, ctx2, t.TempDir(), "--tls-cert", cert, "--tls-key", key,
+		"--metrics-addr", "127.0.0.1:0", "--metrics-token", "scrape-me")
+	if !strings.Contains(stderr2.String(), "set --metrics-tls") {
+		t.Errorf("no warning of the token in the clear: %s", stderr2.String())
+	}
+	cancel2()
+	<-done2
 }
