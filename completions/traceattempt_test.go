@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -114,4 +115,58 @@ func TestEachAttemptCallsInItsTracedContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("continued", 2)
+}
+
+// TestHedgedCallsCutByTheCallerAreRecorded: a hedged request whose caller leaves while
+// both of its calls are under way records both attempts (cancelled, client_gone) with the
+// span ids their calls were made under, so their HTTP spans have their parents; before, a
+// caller gone recorded neither.
+func TestHedgedCallsCutByTheCallerAreRecorded(t *testing.T) {
+	obs := &recordingObserver{}
+	tracer := &fakeAttemptTracer{}
+	h := newHarness(t, func(o *Options) { o.Observer = obs; o.TraceAttempt = tracer.trace })
+	seen := map[[8]byte]string{}
+	mu := &sync.Mutex{}
+	h.g.opts.Providers = fakeRegistry{"a": ctxSeen{h.a, mu, seen}, "b": ctxSeen{h.b, mu, seen}}
+	h.a.on("slow", step{hang: true})
+	h.b.on("slow", step{hang: true})
+	req := userReq("hi", "a/slow")
+	req.FallbackModels = []string{"b/slow"}
+	req.FaultPolicy.HedgeAfter = ptr(0.001)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		st, err := h.g.Stream(ctx, Scope{}, req)
+		if err == nil {
+			_, err = drain(t, st)
+		}
+		errc <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls made, want both", n)
+		}
+	}
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want the caller's context.Canceled", err)
+	}
+	rec := obs.take(t)
+	if len(rec.Attempts) != 2 {
+		t.Fatalf("attempts %+v, want both calls", rec.Attempts)
+	}
+	for _, a := range rec.Attempts {
+		mu.Lock()
+		got := seen[a.SpanID]
+		mu.Unlock()
+		if a.Outcome != OutcomeCancelled || a.Kind != "client_gone" || a.Started.IsZero() || got != a.Model {
+			t.Errorf("attempt %+v (its span's call %q), want cancelled client_gone with its call's span id", a, got)
+		}
+	}
 }
