@@ -358,8 +358,9 @@ type RouterSettings struct {
 	// NumRetries replaces the server's retries per model (0 to 10) for requests that set
 	// no max_retries of their own; nil keeps the server's.
 	NumRetries *int `json:"num_retries,omitempty"`
-	// TimeoutSeconds bounds each request, and each upstream call, in seconds (above 0, at
-	// most 3600); nil keeps the server's timeouts. A request's own timeout still wins.
+	// TimeoutSeconds bounds each upstream call, in seconds (above 0, at most 3600), as
+	// LiteLLM's router timeout: a call cut by it goes on to the retries and fallbacks
+	// within the request's time; nil keeps the server's. A request's own timeout wins.
 	TimeoutSeconds *float64 `json:"timeout,omitempty"`
 	// Fallbacks are LiteLLM's router fallbacks: [{"gpt-4o": ["claude-sonnet-4-5"]}]: a
 	// request naming gpt-4o tries them after its own fallbacks; the model "*" stands for

@@ -109,6 +109,22 @@ func (g *Gateway) timingFor(start time.Time, scope Scope, req *Request) timing {
 			t.deadline = start.Add(scope.CallTimeout)
 		}
 	}
+	if scope.AttemptTimeout > 0 && f.Timeout == nil {
+		// Each call, not the request: a call cut by it leaves the rest of the request's time
+		// to the retries and fallbacks, as LiteLLM's router timeout does; a stream is held to
+		// it until its first chunk (as a model's own timeout), not for its whole length.
+		if f.FirstTokenTimeout == nil {
+			t.firstToken = min(t.firstToken, scope.AttemptTimeout)
+		}
+		if scope.CallTimeout > 0 {
+			t.attempt = min(t.attempt, scope.AttemptTimeout)
+		} else {
+			t.attempt = scope.AttemptTimeout
+			if d := start.Add(scope.AttemptTimeout); d.After(t.deadline) {
+				t.deadline = d
+			}
+		}
+	}
 	t.tight = t.firstToken < g.opts.FirstTokenTimeout || t.idle < g.opts.StreamIdleTimeout ||
 		t.attempt < g.opts.AttemptTimeout || t.deadline.Sub(start) < g.opts.RequestTimeout
 	return t

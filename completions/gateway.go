@@ -169,6 +169,13 @@ type Scope struct {
 	// AttemptTimeout (an optimization job's llm_call_timeout_seconds for its agent's
 	// calls). A request's own timeout still wins for its deadline.
 	CallTimeout time.Duration
+	// AttemptTimeout, when set, bounds each upstream call of the scope's requests in place
+	// of the gateway's AttemptTimeout, leaving the request's own deadline (RequestTimeout,
+	// a background response's run, CallTimeout) to its retries and fallbacks: LiteLLM's
+	// router timeout, which a virtual key's or team's router_settings.timeout sets, bounds
+	// each call, so a call cut by it goes on to the next. The deadline is at least one
+	// such call long. A request's own timeout still wins.
+	AttemptTimeout time.Duration
 	// Guardrails names guardrails every chat request of the scope runs (a virtual key's,
 	// LiteLLM's per-key guardrails), besides the default_on ones and those the request
 	// names; a request cannot turn them off. A name the gateway does not configure (the

@@ -370,7 +370,7 @@ type imagePricer interface {
 // group, its other members in order) as chat completions are retried, with the same
 // circuit breakers; one call may last the request's whole time (Options.RequestTimeout, a
 // request's timeout), not only a chat call's (AttemptTimeout), unless the scope bounds its
-// calls (Scope.CallTimeout). The call, priced from the catalogue (gpt-image by its tokens, dall-e
+// calls (Scope.CallTimeout, Scope.AttemptTimeout). The call, priced from the catalogue (gpt-image by its tokens, dall-e
 // per image of its size and quality; an unknown price is answered with price_known false),
 // is billed to the scope's budget and recorded in the ledger and by the observer
 // (operation "image_generation"). Errors: *ValidationError (ErrInvalid),
@@ -426,7 +426,7 @@ func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerat
 		return nil, err
 	}
 	defer p.ended() // every way out of GenerateImages ends the request
-	if scope.CallTimeout == 0 {
+	if scope.CallTimeout == 0 && scope.AttemptTimeout == 0 {
 		// Drawing takes longer than answering (gpt-image at high quality: a minute or two)
 		// and a drawing cut off is paid for all the same: the call may use the request's time.
 		p.timing.attempt = max(p.timing.attempt, p.timing.deadline.Sub(p.start))

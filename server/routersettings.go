@@ -38,8 +38,9 @@ const (
 type routerSettings struct {
 	// NumRetries replaces the server's retries per model for requests that set none.
 	NumRetries *int `json:"num_retries,omitempty" jsonschema:"minimum=0,maximum=10,description=Retries per model of a request that sets no max_retries of its own (LiteLLM's num_retries; max_retries is read as it when num_retries is absent): in place of the server's default"`
-	// Timeout bounds each request, and each upstream call, in seconds.
-	Timeout *float64 `json:"timeout,omitempty" jsonschema:"description=Seconds a request may take in all and one upstream call as long (0 < timeout <= 3600): in place of the server's request and attempt timeouts; a request's own timeout still wins"`
+	// Timeout bounds each upstream call, in seconds (LiteLLM's router timeout: a call cut by
+	// it leaves the request's time to its retries and fallbacks).
+	Timeout *float64 `json:"timeout,omitempty" jsonschema:"description=Seconds one upstream call may take (0 < timeout <= 3600): in place of the server's attempt timeout (LiteLLM's router timeout); a call cut by it goes on to the retries and fallbacks within the request's time (the server's request timeout or a background response's run; at least one call long); a request's own timeout still wins"`
 	// Fallbacks are LiteLLM's router fallbacks: a list of {model: [fallbacks]} objects.
 	Fallbacks []map[string][]string `json:"fallbacks,omitempty" jsonschema:"description=LiteLLM's router fallbacks: [{gpt-4o: [claude-sonnet-4-5]}]: a request naming gpt-4o as its model tries them in order after its own fallbacks (each once); the model * stands for every model without an entry of its own; at most 100 models each with at most 100 fallbacks; each a model or model group this server routes to"`
 }
@@ -233,7 +234,7 @@ func (rs *routerSettings) applyTo(sc *completions.Scope) {
 		sc.NumRetries = &n
 	}
 	if rs.Timeout != nil {
-		sc.CallTimeout = time.Duration(*rs.Timeout * float64(time.Second))
+		sc.AttemptTimeout = time.Duration(*rs.Timeout * float64(time.Second)) // each call, as LiteLLM's router timeout
 	}
 	sc.Fallbacks = rs.fallbackMap()
 }

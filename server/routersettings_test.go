@@ -245,3 +245,22 @@ func sendJSON(t *testing.T, method, url, key, body string) (*http.Response, []by
 	b, _ := io.ReadAll(resp.Body)
 	return resp, b
 }
+
+// TestKeyRouterTimeoutLeavesTimeForFallbacks: a key's router_settings.timeout bounds each
+// upstream call, as LiteLLM's router timeout does, not the whole request: a model cut by
+// it goes on to the key's fallbacks, which answer.
+func TestKeyRouterTimeoutLeavesTimeForFallbacks(t *testing.T) {
+	hs, up := routerSettingsServer(t)
+	resp, out := post(t, hs.URL+"/key/generate", testKey, `{"router_settings":{"timeout":0.05,"num_retries":0,"fallbacks":[{"up/slow":["up/ok"]}]}}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("generate: %d %s", resp.StatusCode, out)
+	}
+	key := decodeMap(t, out)["key"].(string)
+	resp, out = post(t, hs.URL+"/v1/chat/completions", key, `{"model":"up/slow","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), "Hello from ok") {
+		t.Fatalf("the slow model cut by the key's timeout, then its fallback: %d %s", resp.StatusCode, out)
+	}
+	if s, ok := up.count("slow"), up.count("ok"); s != 1 || ok != 1 {
+		t.Fatalf("slow called %d times, ok %d (want 1 and 1)", s, ok)
+	}
+}
