@@ -300,6 +300,9 @@ func (g *Gateway) opPlan(scope Scope, asked string, tags []string, targets []tar
 		}
 	}
 	p := &plan{rt: g.routes(), scope: scope, req: &Request{ephemeral: true, Tags: tags}, start: scope.Received, targets: targets, maxRetries: g.opts.DefaultMaxRetries, asked: asked}
+	if scope.NumRetries != nil {
+		p.maxRetries = *scope.NumRetries // a key's router_settings.num_retries, as for chat
+	}
 	if p.start.IsZero() {
 		p.start = g.opts.Now()
 	}

@@ -264,3 +264,56 @@ func TestKeyRouterTimeoutLeavesTimeForFallbacks(t *testing.T) {
 		t.Fatalf("slow called %d times, ok %d (want 1 and 1)", s, ok)
 	}
 }
+
+// TestKeyRouterRetriesHoldForEmbeddings: a key's router_settings.num_retries holds for its
+// embeddings as for its chat requests (LiteLLM applies a key's router settings to every
+// call of its router): 0 calls a failing model once, where the server's default retries it.
+func TestKeyRouterRetriesHoldForEmbeddings(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	hu := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+	}))
+	t.Cleanup(hu.Close)
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := calls
+		calls = 0
+		return n
+	}
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: hu.URL + "/v1", APIKey: "sk-up"}))
+	st := newTestStore(t)
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: 2,
+		Breaker: completions.BreakerOptions{Failures: -1}, Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st, APIKeys: []string{testKey}}, nil)
+	if err := Completions(g)(s); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	for _, c := range []struct {
+		settings string
+		calls    int
+	}{{`{"router_settings":{"num_retries":0}}`, 1}, {`{}`, 3}} {
+		resp, out := post(t, hs.URL+"/key/generate", testKey, c.settings)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("generate: %d %s", resp.StatusCode, out)
+		}
+		key := decodeMap(t, out)["key"].(string)
+		if resp, out = post(t, hs.URL+"/v1/embeddings", key, `{"model":"up/text-embedding-3-small","input":"hi"}`); resp.StatusCode == http.StatusOK {
+			t.Fatalf("embeddings of a failing model answered: %s", out)
+		}
+		if n := count(); n != c.calls {
+			t.Errorf("key %s: the failing model was called %d times, want %d", c.settings, n, c.calls)
+		}
+	}
+}
