@@ -1351,7 +1351,12 @@ func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
 		if slices.Contains(req.Models, m) || slices.Contains(req.FallbackModels, m) {
 			continue
 		}
-		ts, err := g.resolve("fallback_models", []string{m}, req.Search, req.ephemeral)
+		// A model group stands for its members, as a request's own fallback naming it does.
+		names, _, _, _, err := g.expandGroups([]string{m}, req.ephemeral, req.tagAsk())
+		if err != nil || len(names) == 0 {
+			continue
+		}
+		ts, err := g.resolve("fallback_models", names, req.Search, req.ephemeral)
 		if err != nil || len(ts) == 0 {
 			continue
 		}

@@ -45,7 +45,8 @@ func (u *modelCountingUpstream) count(model string) int {
 }
 
 // routerSettingsServer is a server whose gateway retries twice by default and answers
-// from a counting fake upstream (models up/ok, up/down, up/slow).
+// from a counting fake upstream (models up/ok, up/down, up/slow; the model group good of
+// up/ok).
 func routerSettingsServer(t *testing.T) (*httptest.Server, *modelCountingUpstream) {
 	t.Helper()
 	up := &modelCountingUpstream{calls: map[string]int{}}
@@ -54,8 +55,9 @@ func routerSettingsServer(t *testing.T) (*httptest.Server, *modelCountingUpstrea
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: hu.URL + "/v1", APIKey: "sk-up"}))
 	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: 2,
-		Breaker: completions.BreakerOptions{Failures: -1}, // counts of calls, not a breaker's skips
-		Backoff: completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+		ModelGroups: map[string]completions.ModelGroup{"good": {Models: []string{"up/ok"}}},
+		Breaker:     completions.BreakerOptions{Failures: -1}, // counts of calls, not a breaker's skips
+		Backoff:     completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,5 +317,23 @@ func TestKeyRouterRetriesHoldForEmbeddings(t *testing.T) {
 		if n := count(); n != c.calls {
 			t.Errorf("key %s: the failing model was called %d times, want %d", c.settings, n, c.calls)
 		}
+	}
+}
+
+// TestKeyRouterFallbackToAModelGroup: a key's router_settings.fallbacks may name a model
+// group (as they are checked to), which is tried as a request's fallback naming it is.
+func TestKeyRouterFallbackToAModelGroup(t *testing.T) {
+	hs, up := routerSettingsServer(t)
+	resp, out := post(t, hs.URL+"/key/generate", testKey, `{"router_settings":{"num_retries":0,"fallbacks":[{"up/down":["good"]}]}}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("generate: %d %s", resp.StatusCode, out)
+	}
+	key := decodeMap(t, out)["key"].(string)
+	resp, out = post(t, hs.URL+"/v1/chat/completions", key, `{"model":"up/down","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), "Hello from ok") {
+		t.Fatalf("the key's fallback group: %d %s", resp.StatusCode, out)
+	}
+	if d, ok := up.count("down"), up.count("ok"); d != 1 || ok != 1 {
+		t.Fatalf("down called %d times, ok %d (want 1 and 1)", d, ok)
 	}
 }
