@@ -378,7 +378,10 @@ func (s *RealtimeSession) BillTranscription(ctx context.Context, model string, u
 	if s.responses == 0 && s.transcriptions == 0 {
 		s.ttft = max(now.Sub(s.begin), time.Nanosecond)
 	}
-	asr := target{name: t.provider + "/" + model, provider: t.provider, model: model, p: t.p, group: t.group}
+	// The transcription model is what answered: a key's model_max_budget entry of its own
+	// is charged (the ledger names it too), not the realtime model's or group's.
+	asr := target{name: t.provider + "/" + model, provider: t.provider, model: model, p: t.p}
+	asr.group = asr.name
 	c := s.g.audioCost(s.p, asr, u)
 	tokens := providers.RealtimeUsage{InputTokens: u.InputTokens, InputAudioTokens: u.InputAudioTokens, InputTextTokens: u.InputTokens - u.InputAudioTokens,
 		OutputTokens: u.OutputTokens, OutputTextTokens: u.OutputTokens}

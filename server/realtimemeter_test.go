@@ -73,3 +73,36 @@ func TestRealtimeBillsInputTranscription(t *testing.T) {
 		t.Errorf("recorded %+v, want 125+58 tokens at %v", q, want)
 	}
 }
+
+// TestRealtimeTranscriptionChargesItsOwnModelBudget: a key's model_max_budget entry of the
+// transcription model is charged each transcription of the input audio (the model the
+// provider ran and bills, which the ledger names), not the realtime model's entry.
+func TestRealtimeTranscriptionChargesItsOwnModelBudget(t *testing.T) {
+	hs, s, _ := realtimeServer(t)
+	vk := issue(t, s, `{"name":"voice","model_max_budget":{"openai/gpt-realtime":{"max_budget_usd":5},"openai/gpt-4o-mini-transcribe":{"max_budget_usd":5}}}`)
+	c, resp, err := dialRealtime(t, hs, "model=gpt-realtime", http.Header{"Authorization": {"Bearer " + vk.Key}}, "realtime")
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	defer c.CloseNow()
+	if typ, _ := readEvent(t, c); typ != "session.created" {
+		t.Fatalf("first event %q", typ)
+	}
+	send(t, c, `{"type":"session.update","session":{"type":"realtime","audio":{"input":{"transcription":{"model":"gpt-4o-mini-transcribe"}}}}}`)
+	if typ, _ := readEvent(t, c); typ != "session.updated" {
+		t.Fatalf("update: %q", typ)
+	}
+	send(t, c, `{"type":"input_audio_buffer.commit"}`)
+	readEvent(t, c)
+	if typ, _ := readEvent(t, c); typ != "conversation.item.input_audio_transcription.completed" {
+		t.Fatalf("transcription: %q", typ)
+	}
+	mini := providers.DefaultCatalog().AudioCost("openai/gpt-4o-mini-transcribe", providers.AudioUsage{InputTokens: 25, InputAudioTokens: 25, OutputTokens: 8}).TotalUSD
+	models := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID).Spend.Models
+	if got := models["openai/gpt-4o-mini-transcribe"].CostUSD; math.Abs(got-mini) > 1e-12 {
+		t.Errorf("the transcription model's entry spent %v, want %v (%+v)", got, mini, models)
+	}
+	if got := models["openai/gpt-realtime"].CostUSD; got != 0 {
+		t.Errorf("the realtime model's entry was charged %v for the transcription", got)
+	}
+}
