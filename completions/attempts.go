@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -1343,7 +1344,12 @@ func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
 	if len(scope.Fallbacks) == 0 || len(req.Models) == 0 {
 		return
 	}
+	// The name as sent, else without its provider (openai/gpt-4o's entry gpt-4o, as
+	// LiteLLM looks a model's fallbacks up), else the entry for every model.
 	fbs, ok := scope.Fallbacks[req.Models[0]]
+	if _, bare, cut := strings.Cut(req.Models[0], "/"); !ok && cut {
+		fbs, ok = scope.Fallbacks[bare]
+	}
 	if !ok {
 		fbs = scope.Fallbacks["*"]
 	}

@@ -51,4 +51,9 @@ func TestScopeFallbacksFollowTheRequests(t *testing.T) {
 	if err != nil || resp.Provider != "b" {
 		t.Fatalf("\"*\" fallbacks: %v %+v", err, resp)
 	}
+	// a/m asked, an entry for m: found without the provider (LiteLLM's lookup), before "*".
+	r3 := userReq("hi", "a/m")
+	if _, err := h2.g.Complete(context.Background(), Scope{Fallbacks: map[string][]string{"m": {"b/m"}, "*": {"a/nope"}}}, r3); err != nil || !slices.Equal(r3.FallbackModels, []string{"b/m"}) {
+		t.Fatalf("an entry of the bare name: %v %v", err, r3.FallbackModels)
+	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"maps"
 	"math"
@@ -43,6 +44,9 @@ type routerSettings struct {
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"description=Seconds one upstream call may take (0 < timeout <= 3600): in place of the server's attempt timeout (LiteLLM's router timeout); a call cut by it goes on to the retries and fallbacks within the request's time (the server's request timeout or a background response's run; at least one call long); a request's own timeout still wins"`
 	// Fallbacks are LiteLLM's router fallbacks: a list of {model: [fallbacks]} objects.
 	Fallbacks []map[string][]string `json:"fallbacks,omitempty" jsonschema:"description=LiteLLM's router fallbacks: [{gpt-4o: [claude-sonnet-4-5]}]: a request naming gpt-4o as its model tries them in order after its own fallbacks (each once); the model * stands for every model without an entry of its own; at most 100 models each with at most 100 fallbacks; each a model or model group this server routes to"`
+	// retriesField names the setting NumRetries was read from (max_retries, LiteLLM's older
+	// name; "" for num_retries), for checkRouterSettings' message.
+	retriesField string
 }
 
 // routerSettingsRefused are LiteLLM's router settings (Router.update_settings's) a key or a
@@ -88,8 +92,10 @@ func (rs *routerSettings) UnmarshalJSON(data []byte) error {
 			if isJSONNull(raw) {
 				continue
 			}
+			// The shape only: the bounds are checkRouterSettings', so that a key stored under
+			// other bounds still reads.
 			n, ok := settingNumber(raw)
-			if !ok || n != math.Trunc(n) || n < 0 || n > maxRouterRetries {
+			if !ok || n != math.Trunc(n) || math.Abs(n) > math.MaxInt32 {
 				return routerSettingsError(field, "must be a whole number from 0 to %d, got %s", maxRouterRetries, raw)
 			}
 			v := int(n)
@@ -103,7 +109,7 @@ func (rs *routerSettings) UnmarshalJSON(data []byte) error {
 				continue
 			}
 			n, ok := settingNumber(raw)
-			if !ok || !(n > 0) || n > maxRouterTimeoutSeconds {
+			if !ok {
 				return routerSettingsError(field, "must be a number of seconds above 0 and at most %d, got %s", maxRouterTimeoutSeconds, raw)
 			}
 			rs.Timeout = &n
@@ -120,8 +126,8 @@ func (rs *routerSettings) UnmarshalJSON(data []byte) error {
 			return routerSettingsError(field, "unknown setting (a key's or team's router_settings are num_retries, timeout and fallbacks; another is accepted only when its value is empty)")
 		}
 	}
-	if rs.NumRetries == nil {
-		rs.NumRetries = maxRetries
+	if rs.NumRetries == nil && maxRetries != nil {
+		rs.NumRetries, rs.retriesField = maxRetries, "router_settings.max_retries"
 	}
 	return nil
 }
@@ -183,6 +189,12 @@ func (rs *routerSettings) fallbackMap() map[string][]string {
 func checkRouterSettings(g *completions.Gateway, rs *routerSettings) error {
 	if rs.empty() {
 		return nil
+	}
+	if n := rs.NumRetries; n != nil && (*n < 0 || *n > maxRouterRetries) {
+		return routerSettingsError(cmp.Or(rs.retriesField, "router_settings.num_retries"), "must be a whole number from 0 to %d, got %d", maxRouterRetries, *n)
+	}
+	if t := rs.Timeout; t != nil && (!(*t > 0) || *t > maxRouterTimeoutSeconds) {
+		return routerSettingsError("router_settings.timeout", "must be a number of seconds above 0 and at most %d, got %v", maxRouterTimeoutSeconds, *t)
 	}
 	fbs := rs.fallbackMap()
 	if len(fbs) > maxKeyModels {

@@ -197,6 +197,7 @@ func TestTeamRouterSettings(t *testing.T) {
 func TestRouterSettingsRefusals(t *testing.T) {
 	hs, _ := routerSettingsServer(t)
 	for body, param := range map[string]string{
+		`{"router_settings":{"max_retries":-1}}`:                              "router_settings.max_retries",
 		`{"router_settings":{"num_retries":11}}`:                              "router_settings.num_retries",
 		`{"router_settings":{"num_retries":1.5}}`:                             "router_settings.num_retries",
 		`{"router_settings":{"timeout":0}}`:                                   "router_settings.timeout",
