@@ -701,8 +701,9 @@ func (g *Gateway) ownGrant(model string) func(allowed string) []string {
 // AllowsAnswer reports whether scope may have been answered by model, the model an answer
 // reports (a pasted completion's): when Allows it, or when model is another version of a
 // model scope allows (providers.CanonicalModel: an upstream answers a request for gpt-4o,
-// which the key allows, as gpt-4o-2024-08-06), as the gateway admits requests by the name
-// asked, whatever the answer names.
+// which the key allows, as gpt-4o-2024-08-06) at the same provider when model names one
+// (sameModelVersion), as the gateway admits requests by the name asked, whatever the
+// answer names.
 func (g *Gateway) AllowsAnswer(scope Scope, model string) bool {
 	b := scope.Budget
 	if b == nil {
@@ -721,13 +722,30 @@ func (g *Gateway) allowsAnswerName(b *Budget, model string) bool {
 	if g.allowsName(b, model) {
 		return true
 	}
-	want := providers.CanonicalModel(model)
+	same := func(m string) bool { return sameModelVersion(m, model) }
 	for _, a := range b.limits.AllowedModels {
-		if providers.CanonicalModel(a) == want || slices.ContainsFunc(g.allowedAs(a), func(m string) bool { return providers.CanonicalModel(m) == want }) {
+		if same(a) || slices.ContainsFunc(g.allowedAs(a), same) {
 			return true
 		}
 	}
 	return false
+}
+
+// sameModelVersion reports whether answer, the model an answer reports, is another version
+// of allowed (providers.CanonicalModel) at the same provider: an answer naming its provider
+// ("azure/gpt-4o-2024-08-06") is another version only of a model named with that provider
+// ("azure/gpt-4o"), so that a key allowed openai/gpt-4o is not taken to allow Azure's; a
+// bare answer (as upstreams name their models) may be a version of any allowed model.
+func sameModelVersion(allowed, answer string) bool {
+	if providers.CanonicalModel(allowed) != providers.CanonicalModel(answer) {
+		return false
+	}
+	prov, _, named := strings.Cut(answer, "/")
+	if !named {
+		return true
+	}
+	aprov, _, ok := strings.Cut(allowed, "/")
+	return ok && aprov == prov
 }
 
 // allowsName is Allows by b's own AllowedModels.

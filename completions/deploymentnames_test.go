@@ -82,7 +82,8 @@ func TestDeploymentNamesRouteToTheirDeployments(t *testing.T) {
 
 // TestAllowsAnswerAndPricedAs: an answer's model is allowed when the key allows it or a
 // model the answer is another version of (gpt-4o-2024-08-06 of gpt-4o, directly or as a
-// group's member), not another model (gpt-4o-mini); a group is priced as its first member
+// group's member), not another model (gpt-4o-mini) nor the version of another provider
+// (b/gpt-4o-2024-08-06 for a key of a/gpt-4o); a group is priced as its first member
 // with a price of its own, else its first member.
 func TestAllowsAnswerAndPricedAs(t *testing.T) {
 	h := newHarness(t, func(o *Options) {
@@ -90,8 +91,9 @@ func TestAllowsAnswerAndPricedAs(t *testing.T) {
 		o.Prices = ownPricedFake{fakePrices{}, "a/own"}
 	})
 	for allowed, cases := range map[string]map[string]bool{
-		"a/gpt-4o": {"gpt-4o-2024-08-06": true, "a/gpt-4o-2024-08-06": true, "gpt-4o-mini-2024-07-18": false, "a/gpt-4o": true},
-		"g":        {"plain-2024-08-06": true, "own": true, "other": false},
+		// Another provider's version of it is another deployment, not the key's model.
+		"a/gpt-4o": {"gpt-4o-2024-08-06": true, "a/gpt-4o-2024-08-06": true, "gpt-4o-mini-2024-07-18": false, "a/gpt-4o": true, "b/gpt-4o-2024-08-06": false, "b/gpt-4o": false},
+		"g":        {"plain-2024-08-06": true, "own": true, "other": false, "a/plain-2024-08-06": true, "b/plain-2024-08-06": false},
 	} {
 		scope := Scope{Budget: NewBudget(BudgetLimits{AllowedModels: []string{allowed}})}
 		for model, want := range cases {
