@@ -260,6 +260,9 @@ func formError(field string, err error) error {
 
 // formErrorOf is formError of a form whose limit is what (said in a 413).
 func formErrorOf(field, what string, err error) error {
+	if ae := (*APIError)(nil); errors.As(err, &ae) {
+		return ae // the server's own refusal of the form (a key alias's rewriting: aliasedForm)
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		ae := Errorf(http.StatusRequestEntityTooLarge, KindTooLarge, "request body exceeds this route's limit of %d bytes (%s)", mbe.Limit, what)

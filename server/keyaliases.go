@@ -216,7 +216,9 @@ func aliasedJSON(body []byte, aliases map[string]string) ([]byte, bool) {
 
 // aliasedForm is r with its multipart form's model field replaced by the model aliases
 // says it stands for, rewritten as the handler reads it (a file is streamed, not held);
-// stop ends the rewriting should the handler not read the form to its end.
+// stop ends the rewriting should the handler not read the form to its end. A model field
+// over maxFormModelBytes fails the handler's reading of the form with a 400 naming model
+// (an *APIError, which the form readers answer as it is).
 func aliasedForm(r *http.Request, boundary string, aliases map[string]string) (*http.Request, func()) {
 	pr, pw := io.Pipe()
 	src := r.Body
@@ -242,9 +244,14 @@ func aliasedForm(r *http.Request, boundary string, aliases map[string]string) (*
 				return
 			}
 			if strings.EqualFold(part.FormName(), "model") && part.FileName() == "" { // as the form's readers match it
-				v, err := io.ReadAll(io.LimitReader(part, 4096))
+				v, err := io.ReadAll(io.LimitReader(part, maxFormModelBytes+1))
 				if err != nil {
 					pw.CloseWithError(err)
+					return
+				}
+				if len(v) > maxFormModelBytes {
+					// Cut, it would name another model than the one sent: refused whole.
+					pw.CloseWithError(paramError("model", "model: the form field is over %d bytes; no model has so long a name", maxFormModelBytes))
 					return
 				}
 				if target, ok := aliases[strings.TrimSpace(string(v))]; ok {

@@ -271,3 +271,28 @@ func TestKeyAliasesNotListed(t *testing.T) {
 		t.Errorf("a request naming mine: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestAliasedFormModelTooLong: a multipart form's model field over maxFormModelBytes, from
+// a key with aliases (whose forms are rewritten as they are read), is a 400 naming model on
+// each form route — it was cut to 4096 bytes and sent on as another name.
+func TestAliasedFormModelTooLong(t *testing.T) {
+	hs, s := keysServerWith(t, nil, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}})
+	vk := issue(t, s, `{"aliases":{"mine":"openai/ok"}}`)
+	for _, tc := range []struct{ path, file string }{{"/v1/audio/transcriptions", "file"}, {"/v1/images/edits", "image"}} {
+		var form bytes.Buffer
+		mw := multipart.NewWriter(&form)
+		mw.WriteField("model", strings.Repeat("m", maxFormModelBytes+1))
+		fw, _ := mw.CreateFormFile(tc.file, "a.wav")
+		fw.Write([]byte("RIFF....audio"))
+		mw.WriteField("prompt", "p")
+		mw.Close()
+		resp, b := do2(t, "POST", hs.URL+tc.path, vk.Key, form.String(), map[string]string{"Content-Type": mw.FormDataContentType()})
+		var e struct {
+			Error struct{ Param string } `json:"error"`
+		}
+		json.Unmarshal(b, &e)
+		if resp.StatusCode != http.StatusBadRequest || e.Error.Param != "model" || !strings.Contains(string(b), "bytes") {
+			t.Errorf("%s: a %d-byte model: %d %s, want 400 naming model", tc.path, maxFormModelBytes+1, resp.StatusCode, b)
+		}
+	}
+}

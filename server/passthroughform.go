@@ -11,8 +11,9 @@ import (
 	"strings"
 )
 
-// maxFormModelBytes bounds the value of a pass-through form's model or stream field read
-// (a model's name is far shorter); a longer one is refused.
+// maxFormModelBytes bounds the value of a form's model field read (a pass-through form's
+// model or stream, the model a key's aliases rewrite: aliasedForm), a model's name being
+// far shorter; a longer one is refused.
 const maxFormModelBytes = 1 << 10
 
 // isMultipartForm reports whether contentType is multipart/form-data, and its boundary.

@@ -76,6 +76,9 @@ func realtimeCallOffer(r *http.Request) (string, json.RawMessage, error) {
 		return string(b), nil, nil
 	case "multipart/form-data":
 		if err := r.ParseMultipartForm(maxSDPOffer); err != nil {
+			if ae := (*APIError)(nil); errors.As(err, &ae) {
+				return "", nil, ae // the server's own refusal of the form (aliasedForm's)
+			}
 			return "", nil, paramError("sdp", "reading the multipart form: %v", err)
 		}
 		sdp := r.FormValue("sdp")
