@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/switchyard-ai/switchyard/completions"
@@ -54,6 +55,9 @@ type litellmOrganization struct {
 	BudgetTable       litellmOrganizationBudget       `json:"litellm_budget_table" jsonschema:"description=The organization's limits"`
 	Teams             []litellmTeam                   `json:"teams" jsonschema:"description=The organization's teams"`
 	Members           []litellmOrganizationMembership `json:"members" jsonschema:"description=The organization's members (POST /organization/member_add)"`
+	// Keys is Switchyard's: LiteLLM's organization shows no keys, so its team-less keys
+	// (which no team lists) would be seen nowhere but /key/list?organization_id=.
+	Keys []string `json:"keys" jsonschema:"description=The tokens (vk_…) of the organization's own virtual keys: those without a team (a team's keys are in its teams' keys)"`
 }
 
 // litellmOrganizationBudget is an organization's limits as LiteLLM's LiteLLM_BudgetTable.
@@ -232,12 +236,13 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 				return fmt.Errorf("server: listing organizations: %w", err)
 			}
 			out := make([]litellmOrganization, 0, len(es))
+			keys := s.ownerKeysOnce(ctx, who)
 			for _, e := range es {
 				var rec storedOrganization
 				if err := json.Unmarshal(e.Value, &rec); err != nil {
 					return fmt.Errorf("server: organization record %s: %w", e.Key, err)
 				}
-				out = append(out, s.litellmOrganizationOf(ctx, who, rec.organization))
+				out = append(out, s.litellmOrganizationWith(ctx, who, rec.organization, keys))
 			}
 			slices.SortStableFunc(out, func(a, b litellmOrganization) int { return a.CreatedAt.Compare(b.CreatedAt) })
 			writeJSON(w, http.StatusOK, out)
@@ -427,9 +432,18 @@ func (s *Server) litellmOrganizationMembershipOf(ctx context.Context, owner stri
 // account's spend, its teams (with theirs) and its members. What cannot be read is logged
 // and left out.
 func (s *Server) litellmOrganizationOf(ctx context.Context, owner string, o organization) litellmOrganization {
+	return s.litellmOrganizationWith(ctx, owner, o, nil)
+}
+
+// litellmOrganizationWith is litellmOrganizationOf with owner's keys listed once for many
+// organizations (ownerKeys, which lists them the first time it is called), not once each.
+func (s *Server) litellmOrganizationWith(ctx context.Context, owner string, o organization, ownerKeys func() ([]virtualKey, error)) litellmOrganization {
+	if ownerKeys == nil {
+		ownerKeys = func() ([]virtualKey, error) { return s.listKeys(ctx, owner) }
+	}
 	out := litellmOrganization{OrganizationID: o.OrganizationID, OrganizationAlias: o.Alias, Metadata: o.Metadata, Models: o.Models, Blocked: o.Blocked,
 		CreatedAt: o.CreatedAt, CreatedBy: o.CreatedBy, UpdatedAt: o.UpdatedAt, UpdatedBy: o.UpdatedBy,
-		Teams: []litellmTeam{}, Members: []litellmOrganizationMembership{}}
+		Teams: []litellmTeam{}, Members: []litellmOrganizationMembership{}, Keys: []string{}}
 	if out.Metadata == nil {
 		out.Metadata = map[string]any{}
 	}
@@ -469,19 +483,25 @@ func (s *Server) litellmOrganizationOf(ctx context.Context, owner string, o orga
 		s.log.WarnContext(ctx, "reading an organization's account", "organization_id", o.OrganizationID, "err", err)
 	}
 	teams, err := organizationTeams(ctx, s.cfg.Store, owner, o.OrganizationID)
-	if err == nil && len(teams) > 0 {
-		var keys []virtualKey
-		if keys, err = s.listKeys(ctx, owner); err == nil {
-			slices.SortStableFunc(teams, func(a, b team) int { return a.CreatedAt.Compare(b.CreatedAt) })
-			for _, t := range teams {
-				lt := litellmTeamOf(s.teamWithSpend(ctx, owner, t, keys))
-				s.withMembers(ctx, owner, &lt)
-				out.Teams = append(out.Teams, lt)
+	var keys []virtualKey
+	if err == nil {
+		keys, err = ownerKeys()
+	}
+	if err == nil {
+		slices.SortStableFunc(teams, func(a, b team) int { return a.CreatedAt.Compare(b.CreatedAt) })
+		for _, t := range teams {
+			lt := litellmTeamOf(s.teamWithSpend(ctx, owner, t, keys))
+			s.withMembers(ctx, owner, &lt)
+			out.Teams = append(out.Teams, lt)
+		}
+		for _, k := range keys {
+			if k.TeamID == "" && k.OrganizationID == o.OrganizationID {
+				out.Keys = append(out.Keys, k.ID)
 			}
 		}
 	}
 	if err != nil {
-		s.log.WarnContext(ctx, "reading an organization's teams", "organization_id", o.OrganizationID, "err", err)
+		s.log.WarnContext(ctx, "reading an organization's teams and keys", "organization_id", o.OrganizationID, "err", err)
 	}
 	ms, err := organizationMembersOf(ctx, s.cfg.Store, owner, o.OrganizationID)
 	if err != nil {
@@ -504,12 +524,19 @@ func (s *Server) describeOrganizations(ctx context.Context, who string, ids []st
 		return nil, paramError(field, "%s: at most %d organizations at once, got %d", field, maxOrganizationsPerOwner, len(ids))
 	}
 	out := make([]litellmOrganization, 0, len(ids))
+	keys := s.ownerKeysOnce(ctx, who)
 	for _, id := range ids {
 		rec, err := storedOrganizationOf(ctx, s.cfg.Store, who, id, field)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, s.litellmOrganizationOf(ctx, who, rec.organization))
+		out = append(out, s.litellmOrganizationWith(ctx, who, rec.organization, keys))
 	}
 	return out, nil
+}
+
+// ownerKeysOnce returns a function listing owner's keys (listKeys) the first time it is
+// called and answering the same afterwards: for describing many organizations at once.
+func (s *Server) ownerKeysOnce(ctx context.Context, owner string) func() ([]virtualKey, error) {
+	return sync.OnceValues(func() ([]virtualKey, error) { return s.listKeys(ctx, owner) })
 }
