@@ -2,7 +2,10 @@ package completions
 
 import (
 	"context"
+	"math"
 	"testing"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // TestDeploymentNamesRouteToTheirDeployments: a request naming a deployment's own name
@@ -80,15 +83,18 @@ func TestDeploymentNamesRouteToTheirDeployments(t *testing.T) {
 	}
 }
 
-// TestAllowsAnswerAndPricedAs: an answer's model is allowed when the key allows it or a
+// TestAllowsAnswerAndCostAs: an answer's model is allowed when the key allows it or a
 // model the answer is another version of (gpt-4o-2024-08-06 of gpt-4o, directly or as a
 // group's member), not another model (gpt-4o-mini) nor the version of another provider
-// (b/gpt-4o-2024-08-06 for a key of a/gpt-4o); a group is priced as its first member
-// with a price of its own, else its first member.
-func TestAllowsAnswerAndPricedAs(t *testing.T) {
+// (b/gpt-4o-2024-08-06 for a key of a/gpt-4o); a group is priced at its most expensive
+// member for the usage priced (members without a price passed over), whichever the router
+// would pick, so that a cost checked against a budget is never under the call's.
+func TestAllowsAnswerAndCostAs(t *testing.T) {
+	rates := tablePricesFake{"a/cheap": {1e-6, 1e-6}, "a/dear-in": {10e-6, 0}, "a/dear-out": {0, 10e-6}, "a/x": {2e-6, 2e-6}}
 	h := newHarness(t, func(o *Options) {
-		o.ModelGroups = map[string]ModelGroup{"g": {Models: []string{"a/plain", "a/own"}}, "first": {Models: []string{"a/plain"}}}
-		o.Prices = ownPricedFake{fakePrices{}, "a/own"}
+		o.ModelGroups = map[string]ModelGroup{"g": {Models: []string{"a/plain", "a/own"}},
+			"mixed": {Models: []string{"a/cheap", "a/free", "a/dear-in", "a/dear-out"}}, "unpriced": {Models: []string{"a/free"}}}
+		o.Prices = rates
 	})
 	for allowed, cases := range map[string]map[string]bool{
 		// Another provider's version of it is another deployment, not the key's model.
@@ -105,18 +111,35 @@ func TestAllowsAnswerAndPricedAs(t *testing.T) {
 	if !h.g.AllowsAnswer(Scope{}, "anything") {
 		t.Error("no budget: AllowsAnswer false")
 	}
-	for name, want := range map[string]string{"g": "a/own", "first": "a/plain", "a/x": "a/x"} {
-		if got := h.g.PricedAs(name); got != want {
-			t.Errorf("PricedAs(%s) = %q, want %q", name, got, want)
+	prompt, answer := providers.Usage{PromptTokens: 1000}, providers.Usage{CompletionTokens: 1000}
+	for _, c := range []struct {
+		name  string
+		u     providers.Usage
+		want  float64
+		known bool
+	}{
+		{"mixed", prompt, 0.01, true},    // a/dear-in's
+		{"mixed", answer, 0.01, true},    // a/dear-out's
+		{"a/cheap", prompt, 0.001, true}, // a model, not a group: its own
+		{"a/x", answer, 0.002, true},
+		{"unpriced", prompt, 0, false},
+	} {
+		got := h.g.CostAs(c.name, c.u)
+		if got.Known != c.known || math.Abs(got.TotalUSD-c.want) > 1e-12 {
+			t.Errorf("CostAs(%s, %+v) = %+v, want %v (known %v)", c.name, c.u, got, c.want, c.known)
 		}
 	}
 }
 
-// ownPricedFake is fakePrices with own priced as a deployment's own price
-// (providers.Catalog.OwnPriced).
-type ownPricedFake struct {
-	fakePrices
-	own string
-}
+// tablePricesFake prices each model named at its per-token input and output rates; any
+// other is unpriced.
+type tablePricesFake map[string][2]float64
 
-func (f ownPricedFake) OwnPriced(model string) bool { return model == f.own }
+func (f tablePricesFake) Cost(model string, u providers.Usage) providers.Cost {
+	r, ok := f[model]
+	if !ok {
+		return providers.Cost{}
+	}
+	in, out := float64(u.PromptTokens)*r[0], float64(u.CompletionTokens)*r[1]
+	return providers.Cost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true}
+}

@@ -29,7 +29,6 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -673,29 +672,33 @@ func priceNameOf(prices PriceCatalogue, t target) string {
 	return providers.PriceModel(t.p, t.model)
 }
 
-// PricedAs returns the name the price catalogue (Prices) prices a request naming name by,
-// as the gateway prices its calls: for a model group, or a deployment's own name
-// (Options.DeploymentNames), its first member with a price of its own (a LiteLLM
-// deployment's input_cost_per_token…), else its first member; for another name the
-// "provider/model" it stands for (ResolveModel). A member with a price of its own is
-// priced by it, an Azure deployment by its base model.
-func (g *Gateway) PricedAs(name string) string {
+// CostAs prices u, the usage of a request naming name, as the gateway could bill the call
+// in the catalogue in force (Prices): for a model group, or a deployment's own name
+// (Options.DeploymentNames), at its most expensive member for u — the router may send the
+// call to any member, so a cost checked against a budget is never under what it will be
+// (a fallback to another group aside) — each member priced as the gateway prices its calls
+// (a price of its own, a LiteLLM deployment's input_cost_per_token…; an Azure deployment
+// by its base model); members without a price are passed over (Known false when none has
+// one). Another name is priced as the "provider/model" it stands for (ResolveModel).
+func (g *Gateway) CostAs(name string, u providers.Usage) providers.Cost {
 	rt := g.routes()
 	members := rt.namedMembers(name)
 	if grp, ok := rt.groups[name]; ok {
 		members = grp.Models
 	}
+	prices := g.prices()
 	if len(members) == 0 {
 		full, _ := g.ResolveModel(name)
-		return g.priceName(full)
+		return prices.Cost(g.priceName(full), u)
 	}
-	m := members[0]
-	if o, ok := rt.prices.(interface{ OwnPriced(string) bool }); ok {
-		if i := slices.IndexFunc(members, o.OwnPriced); i >= 0 {
-			m = members[i]
+	var most providers.Cost
+	for _, m := range members {
+		c := prices.Cost(g.priceName(m), u)
+		if c.Known && (!most.Known || c.TotalUSD > most.TotalUSD) {
+			most = c
 		}
 	}
-	return g.priceName(m)
+	return most
 }
 
 // priceName is priceNameOf for model ("provider/model") in the catalogue in force, with

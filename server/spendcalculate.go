@@ -18,7 +18,7 @@ const spendCalculatePath = "/spend/calculate"
 // model and messages (its cost before the call: the prompt's tokens, counted locally), or
 // an answer (its cost after the call: the usage it reports).
 type spendCalculateRequest struct {
-	Model              string                      `json:"model,omitempty" jsonschema:"description=the model priced: a model group (priced as its first deployment with a price of its own in the config else its first deployment) or provider/model or a bare name; with messages or with completion_response (whose usage it prices)"`
+	Model              string                      `json:"model,omitempty" jsonschema:"description=the model priced: a model group (priced as its most expensive deployment for the tokens priced: an upper bound whichever deployment the router picks) or provider/model or a bare name; with messages or with completion_response (whose usage it prices)"`
 	Messages           []completions.OpenAIMessage `json:"messages,omitempty" jsonschema:"description=OpenAI chat messages: their tokens counted as /utils/token_counter counts them\\, priced as prompt tokens (no completion)"`
 	CompletionResponse *spendCalculateAnswer       `json:"completion_response,omitempty" jsonschema:"description=an OpenAI chat completion (its model and usage): priced by the usage it reports at the price of model when given else of its own model (which may be a dated version of a model the key may call)"`
 }
@@ -102,8 +102,8 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 		}
 		u.PromptTokens = completions.EstimatePromptTokens(counted, creq)
 	}
-	// Priced as the gateway bills a call of it: a group's deployment's own price, an Azure
-	// deployment's base model.
-	writeJSON(w, http.StatusOK, spendCalculateResult{Cost: g.Prices().Cost(g.PricedAs(name), u).TotalUSD})
+	// Priced as the gateway bills a call of it (a deployment's own price, an Azure
+	// deployment's base model); a group at its dearest member, whichever the router picks.
+	writeJSON(w, http.StatusOK, spendCalculateResult{Cost: g.CostAs(name, u).TotalUSD})
 	return nil
 }

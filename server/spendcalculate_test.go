@@ -12,12 +12,12 @@ import (
 )
 
 // TestSpendCalculate: LiteLLM's /spend/calculate prices a request's messages (their tokens
-// as /utils/token_counter counts them, at the prompt rate; a model group as its first
-// deployment) and an answer's usage, OpenAI's cached_tokens and Anthropic's cache reads and
+// as /utils/token_counter counts them, at the prompt rate; a model group as its most
+// expensive deployment) and an answer's usage, OpenAI's cached_tokens and Anthropic's cache reads and
 // writes at their own rates; a request with neither is refused naming the field.
 func TestSpendCalculate(t *testing.T) {
 	hs, _, _ := completionsServerWith(t, func(o *completions.Options) {
-		o.ModelGroups = map[string]completions.ModelGroup{"smart": {Models: []string{"up/gpt-4o"}}}
+		o.ModelGroups = map[string]completions.ModelGroup{"smart": {Models: []string{"up/gpt-4o"}}, "pair": {Models: []string{"up/gpt-4o-mini", "up/gpt-4o"}}}
 	})
 	url := hs.URL + spendCalculatePath
 	calc := func(body string) float64 {
@@ -51,6 +51,10 @@ func TestSpendCalculate(t *testing.T) {
 		t.Fatalf("token counter: %d %s", resp.StatusCode, b)
 	}
 	near("messages", calc(`{"model":"smart",`+messages+`}`), float64(counted.TotalTokens)*price.InputPerToken)
+
+	// A group of a cheap and a dear deployment: priced at the dear one, whichever is first.
+	near("group", calc(`{"model":"pair","completion_response":{"model":"gpt-4o-mini","usage":{"prompt_tokens":1000,"completion_tokens":200}}}`),
+		1000*price.InputPerToken+200*price.OutputPerToken)
 
 	near("usage", calc(`{"completion_response":{"model":"gpt-4o","usage":{"prompt_tokens":1000,"completion_tokens":200}}}`),
 		1000*price.InputPerToken+200*price.OutputPerToken)
