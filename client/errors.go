@@ -64,8 +64,6 @@ func (e *Error) Is(target error) bool {
 	switch target {
 	case ErrNotFound:
 		return e.Status == http.StatusNotFound
-	case ErrUnauthorized:
-		return e.Status == http.StatusUnauthorized
 	case ErrInvalid:
 		return e.Status == http.StatusBadRequest || e.Status == http.StatusUnprocessableEntity
 	case ErrConflict:
@@ -75,7 +73,11 @@ func (e *Error) Is(target error) bool {
 	case ErrRateLimited:
 		return e.Status == http.StatusTooManyRequests
 	case ErrForbidden:
-		return e.Status == http.StatusForbidden
+		// The /v1/ routes refuse a model outside the key's as LiteLLM does: a 401 whose
+		// type is key_model_access_denied; still a refusal of the call, not of the key.
+		return e.Status == http.StatusForbidden || e.Status == http.StatusUnauthorized && e.Kind == modelAccessDenied
+	case ErrUnauthorized:
+		return e.Status == http.StatusUnauthorized && e.Kind != modelAccessDenied
 	case ErrTooLarge:
 		return e.Status == http.StatusRequestEntityTooLarge
 	case ErrUnavailable:
@@ -86,11 +88,16 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
+// modelAccessDenied is the OpenAI error type (Error.Kind) of the /v1/ routes' 401 for a
+// model the key may not call (LiteLLM's).
+const modelAccessDenied = "key_model_access_denied"
+
 // Sentinels matched by errors.Is against an *Error's status.
 var (
 	// ErrNotFound matches 404 answers.
 	ErrNotFound = errors.New("not found")
-	// ErrUnauthorized matches 401 answers (missing or wrong key).
+	// ErrUnauthorized matches 401 answers (missing or wrong key), not the /v1/ routes' 401
+	// key_model_access_denied of a model the key may not call (ErrForbidden matches that).
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrInvalid matches 400 and 422 answers (the request was rejected as invalid).
 	ErrInvalid = errors.New("invalid request")
@@ -101,7 +108,9 @@ var (
 	ErrPreconditionFailed = errors.New("precondition failed")
 	// ErrRateLimited matches 429 answers.
 	ErrRateLimited = errors.New("rate limited")
-	// ErrForbidden matches 403 answers (a virtual key outside its models or routes).
+	// ErrForbidden matches 403 answers (a virtual key outside its models or routes), and the
+	// /v1/ routes' 401 of type key_model_access_denied (LiteLLM's answer to a model outside
+	// the key's models).
 	ErrForbidden = errors.New("forbidden")
 	// ErrTooLarge matches 413 answers (a request body over the server's limit).
 	ErrTooLarge = errors.New("request too large")

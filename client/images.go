@@ -103,7 +103,7 @@ type ImageUsage struct {
 }
 
 // GenerateImages draws images with POST /v1/images/generations. Errors are *Error values
-// for the gateway's refusals (400 naming the field, 403 for a model the key may not call,
+// for the gateway's refusals (400 naming the field, a 401 key_model_access_denied (ErrForbidden) for a model the key may not call,
 // 404 for an unknown model).
 func (c *Client) GenerateImages(ctx context.Context, req *ImageRequest) (*ImageResponse, error) {
 	var out ImageResponse
@@ -172,7 +172,7 @@ type ImageEditRequest struct {
 // it is sent (chunked), a chunk of an image at a time: it is not built in memory beside
 // the images, and an image given as a Reader is never held whole. A failed request is
 // sent again only when every image can be read again (see ImageFile.Reader). The answer is an image generation's. Errors are *Error values for the
-// gateway's refusals (400 naming the field, 403 for a model the key may not call, 413
+// gateway's refusals (400 naming the field, a 401 key_model_access_denied (ErrForbidden) for a model the key may not call, 413
 // for files over the route's limit).
 func (c *Client) EditImages(ctx context.Context, req *ImageEditRequest) (*ImageResponse, error) {
 	all := [][2]string{{"model", req.Model}, {"prompt", req.Prompt}, {"size", req.Size}, {"quality", req.Quality},

@@ -48,7 +48,7 @@ type ModerationResult struct {
 }
 
 // Moderate classifies req.Input with POST /v1/moderations. Errors are *Error values for
-// the gateway's refusals (400 naming the field, 403 for a model the key may not call, 404
+// the gateway's refusals (400 naming the field, a 401 key_model_access_denied (ErrForbidden) for a model the key may not call, 404
 // for an unknown model).
 func (c *Client) Moderate(ctx context.Context, req *ModerationRequest) (*ModerationResponse, error) {
 	var out ModerationResponse

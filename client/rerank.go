@@ -70,7 +70,7 @@ func (r *RerankResponse) Indexes() []int {
 }
 
 // Rerank ranks req.Documents with POST /v1/rerank. Errors are *Error values for the
-// gateway's refusals (400 naming the field, 403 for a model the key may not call, 404 for
+// gateway's refusals (400 naming the field, a 401 key_model_access_denied (ErrForbidden) for a model the key may not call, 404 for
 // an unknown model).
 func (c *Client) Rerank(ctx context.Context, req *RerankRequest) (*RerankResponse, error) {
 	var out RerankResponse

@@ -315,7 +315,7 @@ func TestAudioWithVirtualKeys(t *testing.T) {
 		t.Errorf("allowed speech: %d %q", resp.StatusCode, b)
 	}
 	resp, b := do2(t, "POST", hs.URL+"/v1/audio/speech", vk.Key, `{"model":"tts-1-hd","voice":"alloy","input":"Hello"}`, nil)
-	wantOpenAIError(t, "model not allowed", resp, b, 403, "key_model_access_denied", "403")
+	wantOpenAIError(t, "model not allowed", resp, b, 401, "key_model_access_denied", "401")
 	info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID)
 	want := 3*0.0001 + 5*1.5e-05 // 3 s of whisper-1, 5 characters of tts-1
 	if d := info.Spend.CostUSD - want; d > 1e-12 || d < -1e-12 || info.Spend.Requests != 2 {

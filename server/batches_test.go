@@ -294,7 +294,7 @@ func TestBatchOfAVirtualKey(t *testing.T) {
 		t.Fatalf("ended: %v", b)
 	}
 	errs := fileLines(t, hs, vk.Key, b["error_file_id"])
-	if errs[0].CustomID != "c1" || errs[0].Response.StatusCode != 403 ||
+	if errs[0].CustomID != "c1" || errs[0].Response.StatusCode != 401 ||
 		errs[1].Response.StatusCode != 429 || !strings.Contains(string(errs[1].Response.Body), "budget_exceeded") ||
 		errs[2].Response.StatusCode != 429 {
 		t.Fatalf("error lines %s / %s / %s", errs[0].Response.Body, errs[1].Response.Body, errs[2].Response.Body)

@@ -100,7 +100,7 @@ func Completions(g *completions.Gateway) Option {
 			g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleMessages(g, w, r) })
 		s.Handle(Route{Method: "POST", Path: "/v1/messages/count_tokens", Summary: "Anthropic's token count of a Messages request, estimated locally for its model (OpenAI's tokenizer for OpenAI models)",
 			Tags: []string{"Completions"}, Request: completions.AnthropicMessagesRequest{}, Response: anthropicTokenCount{}, ScopedKeys: true,
-			Errors: map[int]string{400: anthropicErrors[400], 403: anthropicErrors[403], 404: anthropicErrors[404]}},
+			Errors: map[int]string{400: anthropicErrors[400], 401: anthropicErrors[401], 404: anthropicErrors[404]}},
 			withKeyAliases(func(w http.ResponseWriter, r *http.Request) error { return s.handleCountTokens(g, w, r) }))
 		s.Handle(Route{Method: "GET", Path: "/v1/models", Summary: "OpenAI-compatible list of the models this server can route to",
 			Tags: []string{"Completions"}, Response: openAIModelList{}, ScopedKeys: true},
@@ -184,7 +184,7 @@ func Completions(g *completions.Gateway) Option {
 // {"type": "error", "error": {"type", "message"}}.
 var anthropicErrors = map[int]string{
 	400: "invalid_request_error: the message names the field",
-	403: "permission_error: the key may not call the model",
+	401: "authentication_error: the key may not call the model (LiteLLM's 401 key_model_access_denied)",
 	404: "not_found_error: no configured provider serves the model",
 	429: "rate_limit_error: the key's budget or rate is spent or every upstream was rate limited",
 	502: "api_error: every model failed",
@@ -195,7 +195,7 @@ var anthropicErrors = map[int]string{
 // OpenAI's envelope.
 var openAIErrors = map[int]string{
 	400: "validation error naming the field (param)",
-	403: "the key may not call the model",
+	401: "key_model_access_denied (LiteLLM's): the key may not call the model",
 	404: "no configured provider serves the model (model_not_found)",
 	429: "the key's budget or rate is spent (rate_limit_exceeded when it clears with time)",
 	502: "every model failed",

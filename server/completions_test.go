@@ -384,7 +384,7 @@ func TestCompletionsScopedKeyBudget(t *testing.T) {
 	defer revoke()
 	url := hs.URL + "/v1/chat/completions"
 	resp, b := post(t, url, "job-key", `{"model":"up/down","messages":[{"role":"user","content":"hi"}]}`)
-	if resp.StatusCode != 403 {
+	if resp.StatusCode != 401 {
 		t.Fatalf("model outside the allow-list: %d %s", resp.StatusCode, b)
 	}
 	if resp, b := post(t, url, "job-key", `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 200 {

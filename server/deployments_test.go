@@ -86,8 +86,8 @@ func TestAzureDeploymentRefusals(t *testing.T) {
 	defer revoke()
 	v1Resp, v1Body := do2(t, "POST", hs.URL+"/v1/chat/completions", "azure-job-key", `{"model":"up/down","messages":[{"role":"user","content":"hi"}]}`, nil)
 	resp, b = do2(t, "POST", hs.URL+"/openai/deployments/up%2Fdown/chat/completions?api-version=2024-10-21", "", `{"model":"up/ok","messages":[{"role":"user","content":"hi"}]}`, map[string]string{"api-key": "azure-job-key"})
-	v1Err := wantOpenAIError(t, "/v1 refusal", v1Resp, v1Body, 403, v1ErrType(t, v1Body), "403")
-	if e := wantOpenAIError(t, "deployment not allowed", resp, b, 403, v1Err.Type, "403"); e.Message != v1Err.Message {
+	v1Err := wantOpenAIError(t, "/v1 refusal", v1Resp, v1Body, 401, v1ErrType(t, v1Body), "401")
+	if e := wantOpenAIError(t, "deployment not allowed", resp, b, 401, v1Err.Type, "401"); e.Message != v1Err.Message {
 		t.Errorf("deployment refusal %q, /v1's %q", e.Message, v1Err.Message)
 	}
 	// The allowed one passes with the same key.

@@ -60,6 +60,9 @@ var geminiErrors = map[int]string{
 // name.
 func writeGeminiError(w http.ResponseWriter, ae *APIError, cause error) {
 	status, _, _, _ := openAIStatus(w.Header(), ae, cause)
+	if ae.Status == http.StatusForbidden {
+		status = ae.Status // Google's PERMISSION_DENIED, not LiteLLM's 401 of a model refused
+	}
 	var af *completions.AllFailedError
 	if errors.As(cause, &af) && af.Every(providers.KindOverloaded) {
 		status = http.StatusServiceUnavailable

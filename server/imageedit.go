@@ -50,7 +50,7 @@ type imageEditForm struct {
 func (s *Server) imageEditRoute(g *completions.Gateway) {
 	errs := map[int]string{
 		400: "validation error naming the field (param), or a model without an image edit API here",
-		403: "the key may not call the model",
+		401: "key_model_access_denied (LiteLLM's): the key may not call the model",
 		413: "the body is over the route's limit (" + imageEditLimitHint + ")",
 		429: "the key's budget is spent",
 		502: "every model failed",

@@ -137,14 +137,14 @@ func TestImageEditRoute(t *testing.T) {
 		{"no image", [][2]string{{"model", "dall-e-2"}, {"prompt", "x"}}, nil, vk.Key, 400, "image"},
 		{"n not a number", [][2]string{{"prompt", "x"}, {"n", "two"}}, map[string][][]byte{"image": {img}}, vk.Key, 400, "n"},
 		{"dall-e-2 over 4 MB", [][2]string{{"model", "dall-e-2"}, {"prompt", "x"}}, map[string][][]byte{"image": {big}}, vk.Key, 400, "image"},
-		{"not the key's model", [][2]string{{"model", "gpt-image-1"}, {"prompt", "x"}}, map[string][][]byte{"image[]": {img, img}}, vk.Key, 403, ""},
+		{"not the key's model", [][2]string{{"model", "gpt-image-1"}, {"prompt", "x"}}, map[string][][]byte{"image[]": {img, img}}, vk.Key, 401, ""},
 		{"anthropic", [][2]string{{"model", "anthropic/claude-3-5-haiku-latest"}, {"prompt", "x"}}, map[string][][]byte{"image": {img}}, testKey, 400, "model"},
 	} {
 		body, ctype := editForm(t, tc.fields, tc.files)
 		resp, b := do2(t, "POST", hs.URL+"/v1/images/edits", tc.key, body, map[string]string{"Content-Type": ctype})
 		typ, code := "invalid_request_error", ""
-		if tc.status == 403 {
-			typ, code = "key_model_access_denied", "403"
+		if tc.status == 401 {
+			typ, code = "key_model_access_denied", "401"
 		}
 		e := wantOpenAIError(t, tc.name, resp, b, tc.status, typ, code)
 		if tc.param != "" && (e.Param == nil || *e.Param != tc.param) {

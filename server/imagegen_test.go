@@ -91,7 +91,7 @@ func TestImageGenerationRoute(t *testing.T) {
 	}
 	calls := up.calls
 	resp, b = do2(t, "POST", hs.URL+"/v1/images/generations", vk.Key, `{"model":"gpt-image-1","prompt":"a cat"}`, nil)
-	wantOpenAIError(t, "a model the key may not call", resp, b, 403, "key_model_access_denied", "403")
+	wantOpenAIError(t, "a model the key may not call", resp, b, 401, "key_model_access_denied", "401")
 	if up.calls != calls {
 		t.Error("a refused model was called")
 	}

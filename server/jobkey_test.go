@@ -34,7 +34,7 @@ func TestJobKeyMinterLimits(t *testing.T) {
 	if resp, b := post(t, url, k.Key, body); resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("call over the budget: %d %s", resp.StatusCode, b)
 	}
-	if resp, _ := post(t, url, k.Key, `{"model":"up/other","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != http.StatusForbidden {
+	if resp, _ := post(t, url, k.Key, `{"model":"up/other","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("other model: %d", resp.StatusCode)
 	}
 	if u := k.Usage(); u.Tokens == 0 {

@@ -37,7 +37,7 @@ func TestKeyAliases(t *testing.T) {
 	}
 	// cheap stands for a model the key's models do not allow: refused as that model is.
 	resp, body = chatWith(t, hs, key, "cheap")
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "openai/other") {
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "openai/other") {
 		t.Errorf("the alias cheap (openai/other, not among the key's models): %d %s", resp.StatusCode, body)
 	}
 	other := issue(t, s, `{}`)

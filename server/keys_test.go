@@ -120,7 +120,7 @@ func TestVirtualKeyLifecycle(t *testing.T) {
 			t.Fatalf("call %d: %d %s", i+1, resp.StatusCode, b)
 		}
 	}
-	if resp, b := chatWith(t, hs, vk.Key, "openai/other"); resp.StatusCode != http.StatusForbidden {
+	if resp, b := chatWith(t, hs, vk.Key, "openai/other"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("a model the key may not call: %d %s", resp.StatusCode, b)
 	}
 	resp, b := chatWith(t, hs, vk.Key, "openai/ok")
@@ -184,7 +184,7 @@ func TestVirtualKeyModelNames(t *testing.T) {
 			t.Fatalf("group key, %s: %d %s", m, resp.StatusCode, b)
 		}
 	}
-	if resp, b := chatWith(t, hs, grp.Key, "openai/other"); resp.StatusCode != http.StatusForbidden {
+	if resp, b := chatWith(t, hs, grp.Key, "openai/other"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("group key, openai/other: %d %s", resp.StatusCode, b)
 	}
 	models := do(t, s, "GET", "/v1/models", grp.Key, "")
@@ -200,7 +200,7 @@ func TestVirtualKeyModelNames(t *testing.T) {
 	if resp, b := chatWith(t, hs, bare.Key, "ok2"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("bare-name key, ok2: %d %s", resp.StatusCode, b)
 	}
-	if resp, b := chatWith(t, hs, bare.Key, "pair"); resp.StatusCode != http.StatusForbidden {
+	if resp, b := chatWith(t, hs, bare.Key, "pair"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("bare-name key, the group (openai/ok in it): %d %s", resp.StatusCode, b)
 	}
 	// Model selection spends nothing: a virtual key may ask.
@@ -409,7 +409,7 @@ func TestVirtualKeyUpdate(t *testing.T) {
 	if resp, b := chatWith(t, hs, vk.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after raising the bound: %d %s", resp.StatusCode, b)
 	}
-	if resp, _ := chatWith(t, hs, vk.Key, "openai/ok2"); resp.StatusCode != http.StatusForbidden {
+	if resp, _ := chatWith(t, hs, vk.Key, "openai/ok2"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("a model taken off the list: %d", resp.StatusCode)
 	}
 	for body, field := range map[string]string{`{"max_requests":-1}`: "max_requests", `{"models":["openai/nope"]}`: "models[0]",

@@ -32,7 +32,7 @@ func TestLiteLLMAllModelsSentinels(t *testing.T) {
 	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("the team's model: %d %s", resp.StatusCode, b)
 	}
-	if resp, b := chatWith(t, hs, g.Key, "openai/other"); resp.StatusCode != http.StatusForbidden {
+	if resp, b := chatWith(t, hs, g.Key, "openai/other"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("a model outside the team's: %d %s", resp.StatusCode, b)
 	}
 	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+g.Token+`","models":["all-proxy-models"]}`); r.status != http.StatusOK {

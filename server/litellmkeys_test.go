@@ -132,7 +132,7 @@ func TestLiteLLMKeyLifecycle(t *testing.T) {
 	if resp, b := chatWith(t, hs, g.Key, "openai/ok"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("allowed model: %d %s", resp.StatusCode, b)
 	}
-	if resp, b := chatWith(t, hs, g.Key, "openai/other"); resp.StatusCode != http.StatusForbidden {
+	if resp, b := chatWith(t, hs, g.Key, "openai/other"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("model outside the list: %d %s", resp.StatusCode, b)
 	}
 

@@ -213,19 +213,19 @@ model_list:
 		want       int
 	}{
 		{group.Key, "smart", 200},
-		{group.Key, "openai/gpt-4o", 403},
-		{group.Key, "team/gpt", 403},
+		{group.Key, "openai/gpt-4o", 401},
+		{group.Key, "team/gpt", 401},
 		{member.Key, "openai/gpt-4o", 200},
-		{member.Key, "smart", 403},
+		{member.Key, "smart", 401},
 	} {
 		code, b := chat(c.key, c.model)
-		if code != c.want || c.want == 403 && !strings.Contains(b, "key_model_access_denied") {
+		if code != c.want || c.want == 401 && !strings.Contains(b, "key_model_access_denied") {
 			t.Errorf("key %v chat %s: %d %s, want %d", c.key == group.Key, c.model, code, b, c.want)
 		}
 	}
 	resp, b := post(t, hs.URL+"/utils/token_counter", group.Key, `{"model":"openai/gpt-4o","prompt":"hi"}`)
-	if resp.StatusCode != http.StatusForbidden {
-		t.Errorf("token_counter of the member's name with the group's key: %d %s, want 403", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("token_counter of the member's name with the group's key: %d %s, want 401", resp.StatusCode, b)
 	}
 	if ids := listedIDs(t, hs.URL, group.Key); !slices.Equal(ids, []string{"smart"}) {
 		t.Errorf("/v1/models of the group's key: %v, want [smart]", ids)

@@ -244,7 +244,7 @@ func TestLiteLLMUserBudgetStopsItsKeys(t *testing.T) {
 	if r := do(t, s, "POST", "/user/update", testKey, `{"user_id":"dee","max_budget":null,"models":["openai/ok2"]}`); r.status != http.StatusOK {
 		t.Fatal(r.status, r.raw)
 	}
-	if st, b := chatStatus(t, hs.URL, k2.Key, "openai/ok"); st != http.StatusForbidden {
+	if st, b := chatStatus(t, hs.URL, k2.Key, "openai/ok"); st != http.StatusUnauthorized {
 		t.Fatalf("a model outside the user's: %d %s", st, b)
 	}
 	if st, b := chatStatus(t, hs.URL, k2.Key, "openai/ok2"); st != http.StatusOK {

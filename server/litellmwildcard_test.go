@@ -95,8 +95,8 @@ func TestLiteLLMWildcardRoutesUnknownNames(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &g); err != nil || g.Key == "" {
 		t.Fatalf("/key/generate answer %s: %v", out, err)
 	}
-	if code, out := chat(g.Key, "my-finetune-xyz"); code != http.StatusForbidden || !strings.Contains(out, "my-finetune-xyz") {
-		t.Errorf("a limited key through the wildcard: %d %s, want a 403 naming the model", code, out)
+	if code, out := chat(g.Key, "my-finetune-xyz"); code != http.StatusUnauthorized || !strings.Contains(out, "my-finetune-xyz") {
+		t.Errorf("a limited key through the wildcard: %d %s, want a 401 naming the model", code, out)
 	}
 	if code, out := chat(g.Key, "gpt-4o-team"); code != http.StatusOK {
 		t.Errorf("a limited key's own model: %d %s", code, out)
@@ -115,8 +115,8 @@ func TestLiteLLMWildcardRoutesUnknownNames(t *testing.T) {
 	// Keys' models may be patterns, as LiteLLM's: matched against the name asked, or the
 	// provider/model it resolves to.
 	for models, cases := range map[string]map[string]int{
-		`["my-*"]`:     {"my-finetune-xyz": http.StatusOK, "ft:gpt-4o-mini-2024-07-18:org::abc": http.StatusForbidden, "gpt-4o-team": http.StatusForbidden},
-		`["openai/*"]`: {"my-finetune-xyz": http.StatusOK, "openai/my-finetune-xyz": http.StatusOK, "anthropic/claude-sonnet-4-5": http.StatusForbidden},
+		`["my-*"]`:     {"my-finetune-xyz": http.StatusOK, "ft:gpt-4o-mini-2024-07-18:org::abc": http.StatusUnauthorized, "gpt-4o-team": http.StatusUnauthorized},
+		`["openai/*"]`: {"my-finetune-xyz": http.StatusOK, "openai/my-finetune-xyz": http.StatusOK, "anthropic/claude-sonnet-4-5": http.StatusUnauthorized},
 	} {
 		code, out := keyCall(t, hs, testKey, "/key/generate", `{"models":`+models+`}`)
 		if code != http.StatusOK {

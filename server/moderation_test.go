@@ -39,7 +39,7 @@ func TestModerationRouteAndBatch(t *testing.T) {
 	}
 	vk := issue(t, s, `{"name":"chat only","models":["openai/ok"]}`)
 	resp, b := do2(t, "POST", hs.URL+"/v1/moderations", vk.Key, `{"model":"openai/omni-moderation-latest","input":"hi"}`, nil)
-	wantOpenAIError(t, "a model the key may not call", resp, b, http.StatusForbidden, "key_model_access_denied", "403")
+	wantOpenAIError(t, "a model the key may not call", resp, b, http.StatusUnauthorized, "key_model_access_denied", "401")
 
 	input := `{"custom_id":"m0","method":"POST","url":"/v1/moderations","body":{"model":"openai/omni-moderation-latest","input":"hello"}}` + "\n" +
 		`{"custom_id":"m1","method":"POST","url":"/v1/moderations","body":{"model":"openai/omni-moderation-latest","input":"kill"}}` + "\n" +

@@ -99,6 +99,9 @@ func writeOpenAIError(w http.ResponseWriter, ae *APIError, cause error) {
 		body.Error.Param = &ve.Field
 	case ae.Param != "":
 		body.Error.Param = &ae.Param
+	case errors.Is(cause, completions.ErrModelNotAllowed):
+		model := "model" // LiteLLM's param of its key_model_access_denied
+		body.Error.Param = &model
 	case errors.As(cause, &af) && status == http.StatusBadRequest:
 		if p := af.Param(); p != "" { // every upstream named the same field
 			body.Error.Param = &p
@@ -148,8 +151,9 @@ func openAIStatus(h http.Header, ae *APIError, cause error) (status int, typ, co
 	case http.StatusForbidden:
 		typ = "permission_error"
 		if errors.Is(cause, completions.ErrModelNotAllowed) {
-			// LiteLLM's type, which its users' clients look for (code: its status).
-			typ, code = "key_model_access_denied", "403"
+			// LiteLLM's answer, which its users' clients look for: its proxy refuses a
+			// model outside the key's models from its auth check, a 401 (code: its status).
+			status, typ, code = http.StatusUnauthorized, "key_model_access_denied", "401"
 		}
 	case http.StatusNotFound:
 		code = "not_found"

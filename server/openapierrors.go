@@ -98,9 +98,16 @@ func routeErrors(rt Route) map[int]*docError {
 		add(code, desc, handler)
 	}
 	if !rt.Public {
-		// The server's own wording of the 401 replaces a route's.
-		delete(out, http.StatusUnauthorized)
-		add(http.StatusUnauthorized, "missing or invalid API key", path)
+		// The server's own wording of the 401 comes first; a route's own 401 (LiteLLM's
+		// key_model_access_denied of a model the key may not call) follows it.
+		desc := "missing or invalid API key"
+		if own := rt.Errors[http.StatusUnauthorized]; own != "" {
+			desc += "; or " + own
+		}
+		if d := out[http.StatusUnauthorized]; d != nil {
+			d.desc = desc
+		}
+		add(http.StatusUnauthorized, desc, path)
 		if !rt.ScopedKeys {
 			who := "a virtual key or a job key"
 			if rt.VirtualKeys {

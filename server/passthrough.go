@@ -311,9 +311,9 @@ func isEmbeddingsCall(pt passThroughRoute, method, path string) bool {
 // provider's envelope; every other status is the provider's own, unchanged.
 var passThroughErrors = map[int]string{
 	400: "the provider's own answer (every status the provider answers comes back unchanged), a path that leaves the provider's API root, or a body (JSON or multipart form) naming model more than once",
-	403: "the key may not call the model the body (or Gemini's path) names, or it is held to models and the request is not a call of a model (files, batches, fine-tuning and the like)",
+	403: "Gemini's PERMISSION_DENIED: the key may not call the model the path names, or it is held to models and the request is not a call of a model (files, batches and the like)",
 	404: "no provider of this name is configured here",
-	401: "missing or invalid key, or a blocked key (LiteLLM's Authentication Error: Key is blocked)",
+	401: "missing or invalid key, or a blocked key (LiteLLM's Authentication Error: Key is blocked); or (LiteLLM's key_model_access_denied) the key may not call the model the body names, or it is held to models and the request is not a call of a model (files, batches, fine-tuning and the like)",
 	429: "the key's budget or token rate is spent",
 	502: "the provider could not be reached, or its answer's body is not in the Content-Encoding (gzip, deflate) it is labelled with",
 	503: "the provider has no credential configured (its API key variable), or its adapter cannot forward (Azure OpenAI, Vertex AI)",

@@ -310,11 +310,11 @@ func TestPassThroughRefusals(t *testing.T) {
 		status                int
 		want                  string
 	}{
-		{"anthropic model not allowed", "/anthropic/v1/messages", vk.Key, `{"model":"claude-sonnet-4-20250514","max_tokens":5,"messages":[]}`, "x-api-key", 403, `"permission_error"`},
+		{"anthropic model not allowed", "/anthropic/v1/messages", vk.Key, `{"model":"claude-sonnet-4-20250514","max_tokens":5,"messages":[]}`, "x-api-key", 401, `"authentication_error"`},
 		{"gemini path model not allowed", "/gemini/v1beta/models/gemini-2.0-flash:generateContent", vk.Key, `{}`, "x-goog-api-key", 403, `"PERMISSION_DENIED"`},
-		{"openai model not allowed", "/openai/v1/chat/completions", vk.Key, `{"model":"gpt-4o-mini","messages":[]}`, "Authorization", 403, `"key_model_access_denied"`},
-		{"no model from a restricted key", "/openai/v1/files", vk.Key, ``, "Authorization", 403, `name a model`},
-		{"blocked key", "/openai/v1/chat/completions", blocked.Key, `{"model":"gpt-4o-mini","messages":[]}`, "Authorization", 403, ``},
+		{"openai model not allowed", "/openai/v1/chat/completions", vk.Key, `{"model":"gpt-4o-mini","messages":[]}`, "Authorization", 401, `"key_model_access_denied"`},
+		{"no model from a restricted key", "/openai/v1/files", vk.Key, ``, "Authorization", 401, `name a model`},
+		{"blocked key", "/openai/v1/chat/completions", blocked.Key, `{"model":"gpt-4o-mini","messages":[]}`, "Authorization", 401, ``},
 		{"wrong key", "/anthropic/v1/messages", "sy-nope", `{"model":"claude-haiku-4-5-20251001"}`, "x-api-key", 401, `"authentication_error"`},
 		{"body over the limit", "/anthropic/v1/messages", vk.Key, `{"model":"claude-haiku-4-5-20251001","pad":"` + strings.Repeat("x", 5000) + `"}`, "x-api-key", 413, `"type":"error"`},
 	}
@@ -436,7 +436,7 @@ func TestPassThroughClientCancel(t *testing.T) {
 // TestPassThroughOfficialSDKs: OpenAI's Go SDK pointed at /openai/v1 and Anthropic's at
 // /anthropic, each with a virtual key, get the upstream's answers (whole and streamed),
 // which reached it with the server's credential; a model outside the key's list is the
-// SDK's 403.
+// SDK's 401 (LiteLLM's key_model_access_denied).
 func TestPassThroughOfficialSDKs(t *testing.T) {
 	hs, s, up := passThroughServer(t)
 	vk := issue(t, s, `{"name":"sdk","models":["openai/gpt-4o-mini","anthropic/claude-haiku-4-5-20251001"]}`)
@@ -464,7 +464,7 @@ func TestPassThroughOfficialSDKs(t *testing.T) {
 	}
 	_, err = oc.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o", Messages: params.Messages})
 	var oe *openai.Error
-	if !errors.As(err, &oe) || oe.StatusCode != 403 {
+	if !errors.As(err, &oe) || oe.StatusCode != 401 {
 		t.Errorf("SDK with a model outside the key's list: %v", err)
 	}
 

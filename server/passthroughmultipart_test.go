@@ -16,7 +16,7 @@ import (
 // TestPassThroughMultipartModel: a key held to models and a budget forwards OpenAI's
 // multipart operations (audio transcriptions, image edits) naming an allowed model in
 // their model form field, the body reaching the upstream byte for byte; a model outside
-// the key's list is a 403 and a form naming model twice a 400 naming the field, neither
+// the key's list is a 401 (LiteLLM's) and a form naming model twice a 400 naming the field, neither
 // forwarded.
 func TestPassThroughMultipartModel(t *testing.T) {
 	var mu sync.Mutex
@@ -53,9 +53,9 @@ func TestPassThroughMultipartModel(t *testing.T) {
 	}{
 		{"transcription of an allowed model", "/openai/v1/audio/transcriptions", []string{"whisper-1"}, 200, `"text":"hello"`},
 		{"image edit of an allowed model", "/openai/v1/images/edits", []string{"gpt-image-1"}, 200, `"text":"hello"`},
-		{"model outside the key's list", "/openai/v1/audio/transcriptions", []string{"gpt-4o-transcribe"}, 403, `gpt-4o-transcribe`},
+		{"model outside the key's list", "/openai/v1/audio/transcriptions", []string{"gpt-4o-transcribe"}, 401, `gpt-4o-transcribe`},
 		{"model named twice", "/openai/v1/audio/transcriptions", []string{"whisper-1", "gpt-4o-transcribe"}, 400, `model:`},
-		{"no model", "/openai/v1/audio/transcriptions", nil, 403, `name a model`},
+		{"no model", "/openai/v1/audio/transcriptions", nil, 401, `name a model`},
 	}
 	for _, c := range cases {
 		ct, body := form(c.models...)

@@ -97,8 +97,8 @@ func TestProxyBudgetOperatorPassThroughWithoutModel(t *testing.T) {
 	}
 	vk := issue(t, s, `{"max_budget_usd":1}`)
 	resp, b = sendPassThrough(t, "GET", hs.URL+"/openai/v1/files", "", map[string]string{"Authorization": "Bearer " + vk.Key})
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(b, "name a model") {
-		t.Errorf("a virtual key's file list: %d %s, want 403", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(b, "name a model") {
+		t.Errorf("a virtual key's file list: %d %s, want 401", resp.StatusCode, b)
 	}
 }
 

@@ -155,7 +155,7 @@ func (s *Server) CloseRealtimeSessions() { s.realtime.shutdown() }
 // envelope.
 var realtimeErrors = map[int]string{
 	400: "no model named (?model=), a model without a realtime API here, or the upstream refused the model",
-	403: "the key may not call the model",
+	401: "key_model_access_denied (LiteLLM's): the key may not call the model",
 	426: "the request is not a WebSocket upgrade",
 	429: "the key's (or its team's, or the proxy's) budget is spent",
 	502: "the provider refused the gateway's credential or could not be reached",

@@ -354,7 +354,7 @@ func TestRealtimeRefusals(t *testing.T) {
 		dials            bool
 	}{
 		{"wrong key", "model=gpt-realtime", "sy-nope", 401, `"invalid_request_error"`, false},
-		{"model not allowed", "model=gpt-realtime", narrow.Key, 403, `"key_model_access_denied"`, false},
+		{"model not allowed", "model=gpt-realtime", narrow.Key, 401, `"key_model_access_denied"`, false},
 		{"budget spent", "model=gpt-realtime", spent.Key, 429, `budget`, false},
 		{"no model", "", testKey, 400, `"param":"model"`, false},
 		{"not a realtime provider", "model=nobody/gpt-realtime", testKey, 400, `unknown provider`, false},

@@ -42,7 +42,7 @@ func (s *Server) realtimeCallRoutes(g *completions.Gateway) {
 		Tags:    []string{"Completions"}, ScopedKeys: true, VirtualKeys: true, Status: http.StatusCreated,
 		Request: realtimeCallForm{}, RequestContentType: "multipart/form-data", ResponseContentTypes: []string{"application/sdp"}, MaxBodyBytes: maxSDPOffer + 64<<10,
 		Query: []QueryParam{{Name: "model", Description: "the realtime model when neither a client secret nor session.model names it"}},
-		Errors: map[int]string{400: "no SDP offer or no model (named); the provider refused the offer or the model", 403: "the key may not call the model",
+		Errors: map[int]string{400: "no SDP offer or no model (named); the provider refused the offer or the model", 401: "key_model_access_denied (LiteLLM's): the key may not call the model",
 			429: "the key's budget is spent", 502: "the provider could not be reached, or its call could not be watched (it is hung up)"}},
 		g, completions.OperationRealtime, func(w http.ResponseWriter, r *http.Request) error {
 			return s.handleRealtimeCall(g, w, r)

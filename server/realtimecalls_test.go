@@ -289,7 +289,7 @@ func TestRealtimeCallRefusals(t *testing.T) {
 	}{
 		"no offer":           {vk.Key, "model=gpt-realtime", "  ", "", 400, "sdp"},
 		"no model":           {vk.Key, "", "v=0", "", 400, "session.model"},
-		"model not allowed":  {vk.Key, "model=gpt-realtime-mini", "v=0", "", 403, ""},
+		"model not allowed":  {vk.Key, "model=gpt-realtime-mini", "v=0", "", 401, ""},
 		"transcription type": {vk.Key, "", "v=0", `{"type":"transcription","model":"gpt-realtime"}`, 400, "session.type"},
 	} {
 		resp, body := placeCall(t, hs, c.key, c.query, c.sdp, c.session)

@@ -121,7 +121,7 @@ func (s *Server) realtimeSecretRoutes(g *completions.Gateway) {
 		Summary: "OpenAI-compatible ephemeral client secret for realtime sessions: a browser offers it (ek_…) in place of a key to open /v1/realtime sessions of its model — and nothing else — until it expires; each session is admitted and billed as the minting key's own and starts with the bound session configuration",
 		Tags:    []string{"Completions"}, VirtualKeys: true,
 		Request: RealtimeClientSecretRequest{}, Response: RealtimeClientSecret{},
-		Errors: map[int]string{400: "a field is missing or wrong (named), or the model has no realtime API here", 403: "the key may not call the model"}},
+		Errors: map[int]string{400: "a field is missing or wrong (named), or the model has no realtime API here", 401: "key_model_access_denied (LiteLLM's): the key may not call the model"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			return s.handleRealtimeClientSecret(g, w, r)
 		})

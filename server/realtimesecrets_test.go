@@ -147,8 +147,8 @@ func TestRealtimeClientSecretBadInput(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 naming %s", body, r.status, r.raw, param)
 		}
 	}
-	if _, r := mintSecret(t, s, vk.Key, `{"session":{"type":"realtime","model":"gpt-realtime-mini"}}`); r.status != http.StatusForbidden {
-		t.Errorf("a model outside the key's: %d %s, want 403", r.status, r.raw)
+	if _, r := mintSecret(t, s, vk.Key, `{"session":{"type":"realtime","model":"gpt-realtime-mini"}}`); r.status != http.StatusUnauthorized {
+		t.Errorf("a model outside the key's: %d %s, want 401", r.status, r.raw)
 	}
 	if _, r := mintSecret(t, s, "", `{"session":{"type":"realtime","model":"gpt-realtime"}}`); r.status != http.StatusUnauthorized {
 		t.Errorf("no key: %d %s, want 401", r.status, r.raw)

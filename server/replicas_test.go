@@ -86,7 +86,7 @@ func testReplicasShareState(t *testing.T, st *store.Store) {
 	if u := jk.Usage(); u.Tokens != 20 {
 		t.Fatalf("A sees %d tokens used, want 20 (10 through B, 10 through A)", u.Tokens)
 	}
-	if resp, body := post(t, b.URL+"/v1/chat/completions", jk.Key, `{"model":"up/other","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 403 && resp.StatusCode != 429 {
+	if resp, body := post(t, b.URL+"/v1/chat/completions", jk.Key, `{"model":"up/other","messages":[{"role":"user","content":"hi"}]}`); resp.StatusCode != 401 && resp.StatusCode != 429 {
 		t.Fatalf("job key on another model: %d %s", resp.StatusCode, body)
 	}
 	jk.Revoke()

@@ -167,7 +167,7 @@ func TestRerankWithVirtualKeys(t *testing.T) {
 	}
 	for _, model := range []string{"rerank-v3.5", "cohere/rerank-v3.5", "rerankers"} {
 		resp, b := do2(t, "POST", hs.URL+"/v1/rerank", vk.Key, `{"model":"`+model+`","query":"q","documents":["a"]}`, nil)
-		wantOpenAIError(t, model+" not allowed", resp, b, 403, "key_model_access_denied", "403")
+		wantOpenAIError(t, model+" not allowed", resp, b, 401, "key_model_access_denied", "401")
 	}
 	if up.calls["/v2/rerank"] != 0 {
 		t.Errorf("cohere called %d times for a key held to jina", up.calls["/v2/rerank"])
@@ -240,10 +240,13 @@ func TestRerankInOpenAPI(t *testing.T) {
 				t.Errorf("%s: request schema lacks %s: %s", path, want, req)
 			}
 		}
-		for _, status := range []string{"200", "400", "403", "404"} {
+		for _, status := range []string{"200", "400", "401", "404"} {
 			if op.Responses[status] == nil {
 				t.Errorf("%s: no %s answer documented", path, status)
 			}
+		}
+		if r := string(op.Responses["401"]); !strings.Contains(r, "key_model_access_denied") || !strings.Contains(r, "missing or invalid API key") {
+			t.Errorf("%s: the 401 %s does not document both the key's and the model's refusal", path, r)
 		}
 		if ok := strings.Contains(string(op.Responses["200"]), "relevance_score") || strings.Contains(string(op.Responses["200"]), "RerankResponse"); !ok {
 			t.Errorf("%s: 200 answer %s", path, op.Responses["200"])

@@ -17,5 +17,5 @@ func TestReview15dBareImageModelKey(t *testing.T) {
 		}
 	}
 	resp, b := do2(t, "POST", hs.URL+"/v1/images/generations", vk.Key, `{"model":"gpt-image-1","prompt":"a cat"}`, nil)
-	wantOpenAIError(t, "a model the key may not call", resp, b, 403, "key_model_access_denied", "403")
+	wantOpenAIError(t, "a model the key may not call", resp, b, 401, "key_model_access_denied", "401")
 }

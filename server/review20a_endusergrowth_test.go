@@ -41,7 +41,7 @@ func TestReview20aRefusedRequestsMakeNoEndUsers(t *testing.T) {
 	}{
 		{blocked.Key, "openai/ok", http.StatusUnauthorized},
 		{spent.Key, "openai/ok", http.StatusTooManyRequests},
-		{limited.Key, "openai/other", http.StatusForbidden},
+		{limited.Key, "openai/other", http.StatusUnauthorized},
 		{limited.Key, "nope/none", http.StatusBadRequest},
 	} {
 		for j := range 3 {

@@ -405,7 +405,7 @@ func TestReview24gVirtualKeysCannotEscalate(t *testing.T) {
 		}
 	}
 	code, raw := review24gCall(t, w, "POST", "/v1/chat/completions", w.R.key, `{"model":"openai/ok","messages":[{"role":"user","content":"x"}]}`)
-	review24gWant(t, code, raw, 403, "R calls a model outside its list")
+	review24gWant(t, code, raw, 401, "R calls a model outside its list")
 	// Nor through a batch, whose lines run as the key that created it.
 	code2, m := uploadBatchFile(t, w.hs, w.R.key, "batch", chatLines("openai/ok"))
 	if code2 != 200 {

@@ -32,8 +32,12 @@ func TestReview27aPassThroughRestrictedKeyOnlyModelOperations(t *testing.T) {
 		}
 		before := up.count()
 		resp, b := sendPassThrough(t, c.method, hs.URL+c.path, c.body, h)
-		if resp.StatusCode != http.StatusForbidden {
-			t.Errorf("%s: %d %s, want 403", c.name, resp.StatusCode, b)
+		want := http.StatusUnauthorized // LiteLLM's key_model_access_denied
+		if c.header == "x-goog-api-key" {
+			want = http.StatusForbidden // Google's PERMISSION_DENIED
+		}
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d %s, want %d", c.name, resp.StatusCode, b, want)
 		}
 		if up.count() != before {
 			t.Errorf("%s: the upstream was called", c.name)

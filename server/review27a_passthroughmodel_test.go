@@ -16,8 +16,8 @@ func TestReview27aPassThroughBodyModelOnce(t *testing.T) {
 	h := map[string]string{"Authorization": "Bearer " + vk.Key}
 	before := up.count()
 	resp, b := sendPassThrough(t, "POST", hs.URL+"/openai/v1/chat/completions", `{"model":"gpt-4o","Model":"gpt-4o-mini","messages":[]}`, h)
-	if resp.StatusCode != http.StatusForbidden {
-		t.Errorf("case-folded Model: %d %s, want 403", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("case-folded Model: %d %s, want 401", resp.StatusCode, b)
 	}
 	resp, b = sendPassThrough(t, "POST", hs.URL+"/openai/v1/chat/completions", `{"model":"gpt-4o","model":"gpt-4o-mini","messages":[]}`, h)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(b, "model") {

@@ -50,7 +50,7 @@ func (s *Server) spendCalculateRoute(g *completions.Gateway) {
 		Tags: []string{"LiteLLM compatibility"}, Request: spendCalculateRequest{}, Response: spendCalculateResult{}, ScopedKeys: true,
 		Errors: map[int]string{
 			400: "neither model with messages nor completion_response, or a malformed message: the message names the field (param)",
-			403: "the key may not call the model",
+			401: "key_model_access_denied (LiteLLM's): the key may not call the model",
 		}},
 		func(w http.ResponseWriter, r *http.Request) error { return s.handleSpendCalculate(g, w, r) })
 }

@@ -90,7 +90,7 @@ func TestTeamModelsBlockAndRate(t *testing.T) {
 	wantLiteLLMError(t, do(t, s, "POST", "/key/generate", testKey, `{"team_id":"nope"}`), http.StatusNotFound, "team_id")
 	a := litellmGenerate(t, s, `{"team_id":"ml"}`)
 	b := issue(t, s, `{"team_id":"ml","models":["openai/ok"]}`)
-	if st, body := chatStatus(t, hs.URL, a.Key, "openai/other"); st != http.StatusForbidden {
+	if st, body := chatStatus(t, hs.URL, a.Key, "openai/other"); st != http.StatusUnauthorized {
 		t.Fatalf("a model outside the team's: %d %s", st, body)
 	}
 	if st, body := chatStatus(t, hs.URL, a.Key, "openai/ok"); st != http.StatusOK {

@@ -39,7 +39,7 @@ func (s *Server) tokenCounterRoute(g *completions.Gateway) {
 		Tags: []string{"LiteLLM compatibility"}, Request: tokenCounterRequest{}, Response: tokenCounterAnswer{}, ScopedKeys: true,
 		Errors: map[int]string{
 			400: "no prompt and no messages, both, or a malformed message: the message names the field (param)",
-			403: "the key may not call the model",
+			401: "key_model_access_denied (LiteLLM's): the key may not call the model",
 		}},
 		func(w http.ResponseWriter, r *http.Request) error { return s.handleTokenCounter(g, w, r) })
 }

@@ -108,9 +108,9 @@ func TestTokenCounterRefusals(t *testing.T) {
 	revoke := s.Auth().AddTemporaryKey("counter-job-key", "job-1", completions.Scope{Budget: budget, Tag: "job-1"})
 	defer revoke()
 	v1Resp, v1Body := do2(t, "POST", hs.URL+"/v1/chat/completions", "counter-job-key", `{"model":"up/down","messages":[{"role":"user","content":"hi"}]}`, nil)
-	v1Err := wantOpenAIError(t, "/v1 refusal", v1Resp, v1Body, 403, v1ErrType(t, v1Body), "403")
+	v1Err := wantOpenAIError(t, "/v1 refusal", v1Resp, v1Body, 401, v1ErrType(t, v1Body), "401")
 	resp, b = do2(t, "POST", url, "counter-job-key", `{"model":"up/down","prompt":"hi"}`, nil)
-	if e := wantOpenAIError(t, "not allowed", resp, b, 403, v1Err.Type, "403"); e.Message != v1Err.Message {
+	if e := wantOpenAIError(t, "not allowed", resp, b, 401, v1Err.Type, "401"); e.Message != v1Err.Message {
 		t.Errorf("refusal %q, /v1's %q", e.Message, v1Err.Message)
 	}
 	if resp, b := do2(t, "POST", url, "counter-job-key", `{"model":"up/ok","prompt":"hi"}`, nil); resp.StatusCode != 200 {

@@ -31,7 +31,7 @@ func TestRoutesWithoutV1Prefix(t *testing.T) {
 	wantOpenAIError(t, "no key", resp, b, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key")
 	vk := issue(t, s, `{"name":"rag","models":["jina-reranker-v2-base-multilingual"]}`)
 	resp, b = do2(t, "POST", hs.URL+"/rerank", vk.Key, rerankBody, nil)
-	wantOpenAIError(t, "a model the key may not call", resp, b, http.StatusForbidden, "key_model_access_denied", "403")
+	wantOpenAIError(t, "a model the key may not call", resp, b, http.StatusUnauthorized, "key_model_access_denied", "401")
 	if up.calls["/v2/rerank"] != 2 {
 		t.Errorf("refused requests reached the upstream: %v", up.calls)
 	}

@@ -71,7 +71,9 @@ class AuthenticationError(APIError):
 
 
 class PermissionDeniedError(APIError):
-    """403: the key may not do this (a virtual key outside its models or routes)."""
+    """403: the key may not do this (a virtual key outside its models or routes); also the
+    ``/v1/`` routes' 401 of type ``key_model_access_denied`` (LiteLLM's answer to a model
+    outside the key's models)."""
 
 
 class NotFoundError(APIError):
@@ -179,6 +181,10 @@ def error_for(status: int, kind: str, message: str, body=None, retry_after=None,
     cls = _BY_STATUS.get(status)
     if status == 400 and kind == "Guardrail Violation":
         cls = GuardrailBlockedError
+    if status == 401 and kind == "key_model_access_denied":
+        # The /v1/ routes refuse a model outside the key's as LiteLLM does (a 401 of this
+        # type): a refusal of the call, as the 403 it was, not of the key.
+        cls = PermissionDeniedError
     if cls is None:
         cls = ServerError if status >= 500 else APIError
     return cls(status, kind, message, body, retry_after, request_id=request_id)

@@ -300,3 +300,16 @@ class FailedSubmitTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ModelAccessDeniedTest(unittest.TestCase):
+    """The /v1/ routes' 401 of type key_model_access_denied (LiteLLM's answer to a model
+    outside the key's models) is a PermissionDeniedError, as the 403 it was; another 401
+    stays an AuthenticationError."""
+
+    def test_model_access_denied_is_permission_denied(self):
+        body = {"message": "model not allowed for this key: x", "type": "key_model_access_denied", "param": "model", "code": "401"}
+        err = switchyard.errors.error_for(401, "key_model_access_denied", body["message"], body)
+        self.assertIsInstance(err, switchyard.PermissionDeniedError)
+        self.assertEqual(err.param, "model")
+        self.assertIsInstance(switchyard.errors.error_for(401, "invalid_request_error", "bad key"), switchyard.AuthenticationError)
