@@ -38,6 +38,11 @@ type LiteLLMOptions struct {
 	// be a series of its own in each metric). The first MaxEndUserLabels distinct end users
 	// take a value of their own; later ones read "other".
 	EndUser bool
+	// AccountExists reports whether the virtual key ("key") or team ("team") id of owner
+	// (RequestRecord.Owner) still exists (serve passes server.BudgetAccountExists of its
+	// store): the budget gauges of one deleted are dropped once it has been
+	// idle a minute (checked at scrape time; an error keeps them). nil: never dropped.
+	AccountExists func(ctx context.Context, kind, owner, id string) (bool, error)
 }
 
 // MaxEndUserLabels bounds the distinct end_user label values of the metrics under LiteLLM's
@@ -196,7 +201,7 @@ func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
 	l.depFailure = counter("litellm_deployment_failure_responses_total", "LLM Deployment Analytics - Total number of failed LLM API calls for a specific LLM deployment. exception_status is the status of the exception from the llm api", llDepFailure)
 	l.depTotal = counter("litellm_deployment_total_requests_total", "LLM Deployment Analytics - Total number of LLM API calls - success + failure", llDepTotal)
 	l.depState = &deploymentStates{breakers: opts.BreakerStates, last: map[[4]string]deploymentState{}}
-	l.budgets = &budgetGauges{keys: map[string]namedAccount{}, teams: map[string]namedAccount{}}
+	l.budgets = &budgetGauges{exists: opts.AccountExists, now: time.Now, keys: map[string]*namedAccount{}, teams: map[string]*namedAccount{}}
 	m.reg.MustRegister(l.proxyTotal, l.proxyFailed, l.spend, l.totalTokens, l.inputTokens, l.outputTokens, l.reqLatency, l.apiLatency, l.ttft,
 		l.perToken, l.depSuccess, l.depFailure, l.depTotal, l.depState, l.budgets)
 	m.litellm.Store(l)

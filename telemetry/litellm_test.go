@@ -266,3 +266,99 @@ func TestLiteLLMConfiguredDeploymentFailingIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteLLMBudgetGaugesNewestStateAndEviction: records of requests charged at once may
+// arrive out of order, so a key's gauges keep the newest state of its account (more spent
+// in the same period, a later period, or new limits), not the last record's; a key or team
+// idle for a minute that no longer exists (AccountExists) loses its gauges at the next
+// scrape, one that exists or whose check fails keeps them, and each idle account is
+// checked at most once a minute.
+func TestLiteLLMBudgetGaugesNewestStateAndEviction(t *testing.T) {
+	m := New(Options{})
+	live := map[string]bool{"key/op/vk_live": true, "team/op/eng": true}
+	checks := map[string]int{}
+	m.EnableLiteLLM(LiteLLMOptions{AccountExists: func(_ context.Context, kind, owner, id string) (bool, error) {
+		checks[kind+"/"+owner+"/"+id]++
+		if id == "vk_flaky" {
+			return false, errors.New("store down")
+		}
+		return live[kind+"/"+owner+"/"+id], nil
+	}})
+	clock := time.Now()
+	m.litellm.Load().budgets.now = func() time.Time { return clock }
+	reset := clock.Add(time.Hour)
+	charge := func(key, team string, spent float64, max float64, resetAt time.Time) {
+		r := completions.RequestRecord{Outcome: completions.RequestOK, Model: "openai/ok", Owner: "op", KeyID: key, TeamID: team,
+			Accounts: []completions.AccountState{{MaxCostUSD: max, SpentUSD: spent, ResetAt: resetAt, Period: 2 * time.Hour}}}
+		if team != "" {
+			r.Accounts = append(r.Accounts, completions.AccountState{Name: team, MaxCostUSD: 100, SpentUSD: spent})
+		}
+		m.ObserveRequest(context.Background(), r)
+	}
+	remaining := func() map[string]float64 {
+		t.Helper()
+		fams, err := m.Registry().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, f := range fams {
+			if f.GetName() != "litellm_remaining_api_key_budget_metric" && f.GetName() != "litellm_remaining_team_budget_metric" {
+				continue
+			}
+			for _, s := range f.GetMetric() {
+				for _, l := range s.GetLabel() {
+					if l.GetName() == "hashed_api_key" || l.GetName() == "team" {
+						out[l.GetValue()] = s.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+		return out
+	}
+
+	charge("vk_live", "", 3, 10, reset)
+	charge("vk_live", "", 2, 10, reset) // an earlier charge's record, arriving late
+	if got := remaining()["vk_live"]; got != 7 {
+		t.Errorf("after a late record of less spent: remaining %v, want 7 (the newest state's)", got)
+	}
+	charge("vk_live", "", 1, 10, reset.Add(2*time.Hour)) // the next period
+	if got := remaining()["vk_live"]; got != 9 {
+		t.Errorf("a later period: remaining %v, want 9", got)
+	}
+	charge("vk_live", "", 0.5, 20, reset.Add(2*time.Hour)) // limits changed (and spend set back)
+	if got := remaining()["vk_live"]; got != 19.5 {
+		t.Errorf("new limits: remaining %v, want 19.5", got)
+	}
+
+	charge("vk_gone", "eng", 1, 10, reset)
+	charge("vk_flaky", "gone-team", 1, 10, reset)
+	if got := remaining(); len(got) != 5 || len(checks) != 0 {
+		t.Fatalf("gauges %v, checks %v: want five series and no check before a minute idle", got, checks)
+	}
+	clock = clock.Add(61 * time.Second)
+	got := remaining()
+	if _, ok := got["vk_gone"]; ok {
+		t.Errorf("a deleted key's gauge after a minute idle: %v", got)
+	}
+	if _, ok := got["gone-team"]; ok {
+		t.Errorf("a deleted team's gauge after a minute idle: %v", got)
+	}
+	for _, id := range []string{"vk_live", "vk_flaky", "eng"} {
+		if _, ok := got[id]; !ok {
+			t.Errorf("%s lost its gauge (it exists, or its check failed): %v", id, got)
+		}
+	}
+	remaining() // within the minute: no account checked twice
+	for k, n := range checks {
+		if n != 1 {
+			t.Errorf("%s checked %d times within a minute, want 1", k, n)
+		}
+	}
+	// A charge after the check keeps the account (it is not idle).
+	charge("vk_flaky", "", 2, 10, reset)
+	clock = clock.Add(30 * time.Second)
+	if _, ok := remaining()["vk_flaky"]; !ok || checks["key/op/vk_flaky"] != 1 {
+		t.Errorf("a key charged 30 s ago was checked (%d) or dropped", checks["key/op/vk_flaky"])
+	}
+}

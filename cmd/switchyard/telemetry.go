@@ -233,7 +233,8 @@ func (o *observability) watchServices(w *wiring) {
 		return
 	}
 	if o.litellm {
-		opts := telemetry.LiteLLMOptions{StatusOf: server.ErrorStatus, DeploymentID: w.gateway.DeploymentIDOf, BreakerStates: w.gateway.BreakerStates}
+		opts := telemetry.LiteLLMOptions{StatusOf: server.ErrorStatus, DeploymentID: w.gateway.DeploymentIDOf, BreakerStates: w.gateway.BreakerStates,
+			AccountExists: server.BudgetAccountExists(w.store)}
 		if lc := w.cfg.litellm; lc != nil {
 			opts.EndUser = lc.PrometheusEndUser
 			// A deployment with its own api_base or api_key calls a provider entry of its
