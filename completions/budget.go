@@ -676,10 +676,14 @@ func (g *Gateway) budgetAllowsName(b *Budget, model string) bool {
 // of a key grants a request naming model besides itself, as LiteLLM's proxy grants a key
 // the names in its models only (can_key_call_model; else key_model_access_denied): for a
 // model group, another group of the same deployments (a model_group_alias of an allowed
-// group, or the group an allowed alias stands for); for any other name (a group's member
-// called by its litellm_params.model, a model_name with '/'), what allowedAs says of an
-// allowed name that is no group — never a group's members. nil without ListConfigured:
-// every allowed name stands for what allowedAs says.
+// group, or the group an allowed alias stands for); any other name asked is granted only
+// by itself or a pattern (allowedPattern) matching it or its provider/model (allowsName) —
+// not by another name of the
+// deployment it reaches (a model_name with '/' by its litellm_params.model or another
+// model_name of that model, a bare name by the provider/model a wildcard makes of it,
+// a group's member by its internal name), which may be routed, limited or priced
+// otherwise. nil without ListConfigured: every allowed name stands for what allowedAs
+// says (a bare gpt-4o for openai/gpt-4o: the same model by the same route).
 func (g *Gateway) ownGrant(model string) func(allowed string) []string {
 	if !g.opts.ListConfigured {
 		return nil
@@ -687,14 +691,10 @@ func (g *Gateway) ownGrant(model string) func(allowed string) []string {
 	rt := g.routes()
 	asked, askedGroup := rt.groups[model]
 	return func(allowed string) []string {
-		grp, isGroup := rt.groups[allowed]
-		switch {
-		case askedGroup && isGroup && slices.Equal(grp.Models, asked.Models):
+		if grp, isGroup := rt.groups[allowed]; askedGroup && isGroup && slices.Equal(grp.Models, asked.Models) {
 			return grp.Models
-		case askedGroup || isGroup:
-			return nil
 		}
-		return g.allowedAs(allowed)
+		return nil
 	}
 }
 
@@ -755,6 +755,13 @@ func (g *Gateway) allowsName(b *Budget, model string) bool {
 	}
 	expand := g.allowedAs
 	if own := g.ownGrant(model); own != nil {
+		if _, group := g.routes().groups[model]; !group {
+			// A LiteLLM config's name that is no group is granted by itself only (above) or
+			// by a pattern matching the provider/model it resolves to (LiteLLM matches a
+			// key's wildcards against the model's provider): not by another name of the
+			// model it reaches.
+			return slices.ContainsFunc(g.allowedAs(model), func(m string) bool { return allowedPattern(b.limits.AllowedModels, m) })
+		}
 		expand = own // a LiteLLM config's: a group grants itself, not its members' names
 	}
 	resolved := g.allowedAs(model)

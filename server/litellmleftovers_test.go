@@ -189,7 +189,7 @@ model_list:
 // Under a LiteLLM config a key allowed a model group may call the group but not one of its
 // deployments by the deployment's own litellm_params.model (or a model_name with '/'
 // calling the same upstream): LiteLLM's proxy grants a key the names in its models only
-// (can_key_call_model), so both are a 403 key_model_access_denied, on chat, the token
+// (can_key_call_model), so both are a 401 key_model_access_denied, on chat, the token
 // counter and GET /v1/models' list; a key naming the deployment's model may call it.
 func TestLiteLLMKeyAllowedAGroupMayNotCallItsMembersName(t *testing.T) {
 	up := &fakeOpenAIUpstream{}
