@@ -40,7 +40,7 @@ func TestPartFieldNames(t *testing.T) {
 // case of its name and whether it is named by name or by RFC 2231/5987 name* (a provider's
 // parser may read either): a model part the gateway used to pass over (Model beside
 // model, name="model" behind a name* saying otherwise) is checked, two of them a 400 naming
-// model, a disallowed one a 403, neither forwarded; an allowed model so named goes.
+// model, a disallowed one a 401 (LiteLLM's key_model_access_denied), neither forwarded; an allowed model so named goes.
 func TestPassThroughFormFieldNames(t *testing.T) {
 	var calls atomic.Int32
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -67,10 +67,10 @@ func TestPassThroughFormFieldNames(t *testing.T) {
 	}{
 		{"Model in capitals, allowed", file + part(`name="MODEL"`, "whisper-1") + end, 200, ""},
 		{"name* of an allowed model", file + part(`name*=UTF-8''model`, "whisper-1") + end, 200, ""},
-		{"Model in capitals, not allowed", file + part(`name="Model"`, "gpt-4o-transcribe") + end, 403, "gpt-4o-transcribe"},
+		{"Model in capitals, not allowed", file + part(`name="Model"`, "gpt-4o-transcribe") + end, 401, "gpt-4o-transcribe"},
 		{"Model beside model", file + allowed + part(`name="Model"`, "gpt-4o-transcribe") + end, 400, "model"},
 		{"name=model behind name*=prompt", file + allowed + part(`name="model"; name*=UTF-8''prompt`, "gpt-4o-transcribe") + end, 400, "model"},
-		{"name*=model behind name=prompt", file + part(`name="prompt"; name*=UTF-8''model`, "gpt-4o-transcribe") + end, 403, "gpt-4o-transcribe"},
+		{"name*=model behind name=prompt", file + part(`name="prompt"; name*=UTF-8''model`, "gpt-4o-transcribe") + end, 401, "gpt-4o-transcribe"},
 	}
 	for _, c := range cases {
 		before := calls.Load()
