@@ -154,7 +154,13 @@ func completionsServerWith(t testing.TB, tweak func(*completions.Options)) (*htt
 
 func post(t *testing.T, url, key, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	return sendJSON(t, "POST", url, key, body)
+}
+
+// sendJSON sends body to url with method, as key when not empty, and returns the answer.
+func sendJSON(t *testing.T, method, url, key, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)

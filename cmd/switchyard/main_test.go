@@ -34,7 +34,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var addrRe = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
+// addrRe finds the address serve listens on in its log (its "switchyard listening" line: a
+// --metrics-addr listener logs its own addr= before it).
+var addrRe = regexp.MustCompile(`switchyard listening"? addr=(127\.0\.0\.1:\d+)`)
 var keyRe = regexp.MustCompile(`(?m)^\s+(sy-\S+)$`)
 
 // startServe runs `switchyard serve` in-process and returns its address and printed output.
