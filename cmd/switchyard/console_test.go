@@ -54,7 +54,9 @@ type headless struct {
 // pixels wide, 900 high unless tall) is saved as name.png in b.dir.
 func (b headless) render(t *testing.T, name, url string, tall ...bool) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A page renders in seconds; a cold first start of chromium beside a loaded test run
+	// took over 30 s once in CI (killed mid-start, ci-37c), so the bound is generous.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	shot := filepath.Join(b.dir, name+".png")
 	size := "--window-size=1280,900"
