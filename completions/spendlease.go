@@ -153,25 +153,32 @@ func (sg *spendGate) admitShared(ctx context.Context, b *Budget, choice bool) (r
 		default:
 			return sg.admitLocal(ctx, b, choice)
 		}
-		// Waiting: for one of this process's requests of the account to end, or long enough
-		// for another process's to have.
-		sg.mu.Lock()
-		var idle chan struct{}
-		if st := sg.m[key]; st != nil {
-			idle = st.idle
+		if err := sg.waitLease(ctx, key, poll); err != nil {
+			return nil, err
 		}
-		sg.mu.Unlock()
-		t := time.NewTimer(poll)
-		select {
-		case <-idle:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, context.Cause(ctx)
-		}
-		t.Stop()
 		poll = min(2*poll, leasePollMax)
 	}
+}
+
+// waitLease waits, before an admission tries the account key again, for one of this
+// process's requests of it to end, or poll, long enough for another process's to have; the
+// error is ctx's cause when ctx ends first.
+func (sg *spendGate) waitLease(ctx context.Context, key any, poll time.Duration) error {
+	sg.mu.Lock()
+	var idle chan struct{}
+	if st := sg.m[key]; st != nil {
+		idle = st.idle
+	}
+	sg.mu.Unlock()
+	t := time.NewTimer(poll)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return nil
 }
 
 // leased returns the release of a request admitShared admitted (st, counted in this
@@ -451,24 +458,10 @@ func (sg *spendGate) enterLeased(ctx context.Context, b *Budget, leased []int, s
 			giveUp()
 			return 0, nil, taken, err
 		}
-		// Waiting: for one of this process's requests of the account to end, or long enough
-		// for another process's to have.
-		sg.mu.Lock()
-		var idle chan struct{}
-		if st := sg.m[wait.key]; st != nil {
-			idle = st.idle
-		}
-		sg.mu.Unlock()
-		t := time.NewTimer(poll)
-		select {
-		case <-idle:
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if err := sg.waitLease(ctx, wait.key, poll); err != nil {
 			giveUp()
-			return 0, nil, false, context.Cause(ctx)
+			return 0, nil, false, err
 		}
-		t.Stop()
 		poll = min(2*poll, leasePollMax)
 	}
 }

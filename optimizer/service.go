@@ -544,13 +544,7 @@ func (s *Service) Submit(ctx context.Context, owner string, req Request) (*Submi
 	} else {
 		// Shared queue: the owner's unfinished jobs are counted in the store, as
 		// submitShared's transaction counts them.
-		s.mu.Lock()
-		closed := s.closed
-		s.mu.Unlock()
-		if closed {
-			return nil, ErrClosed
-		}
-		if err := s.ensureIndexed(ctx); err != nil {
+		if err := s.openShared(ctx); err != nil {
 			return nil, err
 		}
 		n, err := s.activeStored(ctx, s.store, owner)

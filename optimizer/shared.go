@@ -359,17 +359,24 @@ func (s *Service) heartbeat(ctx context.Context, cancel context.CancelCauseFunc,
 		func(err error) { s.log.Warn("optimizer: heartbeat", "job", id, "err", err) })
 }
 
-// submitShared stores job j and enqueues it, counting the owner's unfinished jobs in the
-// store in the same transaction (SERIALIZABLE on PostgreSQL), so concurrent submits in
-// different processes cannot pass the per-owner limit together.
-func (s *Service) submitShared(ctx context.Context, j *job, bundle []byte) (*Submitted, error) {
+// openShared reports whether the service takes jobs on its shared queue: ErrClosed once
+// it is closed, else the failure of indexing the stored jobs (ensureIndexed) when it has
+// not been done.
+func (s *Service) openShared(ctx context.Context) error {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	if err := s.ensureIndexed(ctx); err != nil {
+	return s.ensureIndexed(ctx)
+}
+
+// submitShared stores job j and enqueues it, counting the owner's unfinished jobs in the
+// store in the same transaction (SERIALIZABLE on PostgreSQL), so concurrent submits in
+// different processes cannot pass the per-owner limit together.
+func (s *Service) submitShared(ctx context.Context, j *job, bundle []byte) (*Submitted, error) {
+	if err := s.openShared(ctx); err != nil {
 		return nil, err
 	}
 	enqueued := false

@@ -462,17 +462,10 @@ func (s *Server) unshareCall(ctx context.Context, callID string) {
 
 // sweepRealtimeCalls deletes the records of calls expired at now (their replicas gone).
 func (s *Server) sweepRealtimeCalls(ctx context.Context, now time.Time) {
-	entries, err := s.cfg.Store.List(ctx, store.RealtimeCalls, store.ListOptions{})
-	if err != nil {
-		s.log.WarnContext(ctx, "listing realtime calls to delete the expired", "err", err)
-		return
-	}
-	for _, e := range entries {
+	s.sweepExpired(ctx, store.RealtimeCalls, "realtime calls", func(value []byte) bool {
 		var rec realtimeCallRecord
-		if json.Unmarshal(e.Value, &rec) == nil && !rec.ExpiresAt.IsZero() && now.After(rec.ExpiresAt) {
-			_ = s.cfg.Store.Delete(ctx, store.RealtimeCalls, e.Key) // best effort: the next sweep tries again
-		}
-	}
+		return json.Unmarshal(value, &rec) == nil && !rec.ExpiresAt.IsZero() && now.After(rec.ExpiresAt)
+	})
 }
 
 // hangUp ends the call callID at its provider, logging a failure.

@@ -241,15 +241,23 @@ func secretID(secret string) string {
 
 // sweepRealtimeSecrets deletes the records of the secrets expired at now.
 func (s *Server) sweepRealtimeSecrets(ctx context.Context, now time.Time) {
-	entries, err := s.cfg.Store.List(ctx, store.RealtimeSecrets, store.ListOptions{})
+	s.sweepExpired(ctx, store.RealtimeSecrets, "realtime client secrets", func(value []byte) bool {
+		var rec realtimeSecretRecord
+		return json.Unmarshal(value, &rec) == nil && now.After(rec.ExpiresAt)
+	})
+}
+
+// sweepExpired deletes the records of collection (what names them in a warning) that
+// expired says are past their expiry: best effort, as the next sweep tries again.
+func (s *Server) sweepExpired(ctx context.Context, collection store.Collection, what string, expired func(value []byte) bool) {
+	entries, err := s.cfg.Store.List(ctx, collection, store.ListOptions{})
 	if err != nil {
-		s.log.WarnContext(ctx, "listing realtime client secrets to delete the expired", "err", err)
+		s.log.WarnContext(ctx, "listing "+what+" to delete the expired", "err", err)
 		return
 	}
 	for _, e := range entries {
-		var rec realtimeSecretRecord
-		if json.Unmarshal(e.Value, &rec) == nil && now.After(rec.ExpiresAt) {
-			_ = s.cfg.Store.Delete(ctx, store.RealtimeSecrets, e.Key) // best effort: the next sweep tries again
+		if expired(e.Value) {
+			_ = s.cfg.Store.Delete(ctx, collection, e.Key)
 		}
 	}
 }
