@@ -25,8 +25,9 @@ import (
 // Tool calling (tools, tool_choice, parallel_tool_calls, assistant tool_calls and "tool"
 // messages) and structured output (response_format json_object and json_schema) reach every
 // provider in its own wire format (see package providers); their schemas must be valid JSON
-// Schemas. OpenAI fields that would change what the answer is but that the gateway does not
-// do — the legacy functions/function_call, logprobs, audio output — are refused with a
+// Schemas; the legacy functions API is read as tools and answered in its own form (see
+// UsesLegacyFunctions). OpenAI fields that would change what the answer is but that the
+// gateway does not do — logprobs, audio output — are refused with a
 // validation error naming the field rather than answered as if they were absent. The
 // other options OpenAI defines (seed, penalties, logit_bias, user, reasoning_effort, …: the
 // embedded providers.OpenAIOptions) are passed on; fields not listed here (metadata, store,
@@ -76,13 +77,16 @@ type OpenAIChatRequest struct {
 	// pages found come back as url_citation annotations. Its options are not passed on.
 	WebSearchOptions json.RawMessage `json:"web_search_options,omitempty" jsonschema:"type=object"`
 
+	// Functions and FunctionCall are the legacy functions API: read as tools and
+	// tool_choice, and a request that declares functions is answered in their form
+	// (message.function_call, finish_reason "function_call"; see UsesLegacyFunctions).
+	Functions    json.RawMessage `json:"functions,omitempty" jsonschema:"type=array,description=The legacy functions API's functions ({name\\, description\\, parameters}): read as tools; the answer then carries message.function_call"`
+	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"description=The legacy functions API's choice: none or auto or {name}; read as tool_choice"`
 	// Refused when they ask for something the gateway does not do (see the type's doc).
-	Functions    json.RawMessage `json:"functions,omitempty" jsonschema:"-"`
-	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
-	Logprobs     json.RawMessage `json:"logprobs,omitempty" jsonschema:"-"`
-	TopLogprobs  json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
-	Modalities   json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
-	Audio        json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
+	Logprobs    json.RawMessage `json:"logprobs,omitempty" jsonschema:"-"`
+	TopLogprobs json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
+	Modalities  json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
+	Audio       json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
 	// LiteLLMMocks are LiteLLM's testing switches.
 	LiteLLMMocks
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
@@ -118,6 +122,8 @@ type OpenAIChatRequest struct {
 
 	// fieldName renames validation errors' fields (see Request.fieldName).
 	fieldName func(string) string
+	// legacyFunctions: the request's functions were translated to tools (UsesLegacyFunctions).
+	legacyFunctions bool
 	// fitMaxTokens, promptCache and its TTLs: see Request's.
 	fitMaxTokens, promptCache          bool
 	promptCacheTTL, promptCacheTailTTL string
@@ -162,7 +168,7 @@ type OpenAIStreamOptions struct {
 // may carry ToolCalls (its content may then be null); a "tool" message is the result of the
 // call ToolCallID.
 type OpenAIMessage struct {
-	Role    string        `json:"role" jsonschema:"required,enum=system,enum=developer,enum=user,enum=assistant,enum=tool"`
+	Role    string        `json:"role" jsonschema:"required,enum=system,enum=developer,enum=user,enum=assistant,enum=tool,enum=function"`
 	Content OpenAIContent `json:"content"`
 	Name    string        `json:"name,omitempty"`
 	// ToolCalls are the calls an assistant message made.
@@ -173,8 +179,10 @@ type OpenAIMessage struct {
 	// content then null), sent back as an SDK returned it: it reaches the upstream as the
 	// assistant's text, as does a "refusal" content part.
 	Refusal string `json:"refusal,omitempty"`
-	// FunctionCall (the legacy form of tool calls) is refused; use ToolCalls.
-	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"-"`
+	// FunctionCall is the legacy form of an assistant message's one tool call ({name,
+	// arguments}); a "function" message (Name the function) is its result. Both are read
+	// as ToolCalls and a "tool" message.
+	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"type=object,description=The legacy form of an assistant message's tool call ({name\\, arguments}): read as tool_calls"`
 	// ThinkingBlocks are the reasoning blocks an assistant message was answered with, sent
 	// back as the gateway returned them (LiteLLM's field): Claude takes its own signed
 	// blocks back and needs them after it called tools with thinking on. ReasoningContent
@@ -245,12 +253,7 @@ func rawIs(raw json.RawMessage, want string) bool {
 
 // checkUnsupported refuses the OpenAI fields whose meaning the gateway cannot honour.
 func (r *OpenAIChatRequest) checkUnsupported() error {
-	const functionsMsg = "the legacy functions API is not supported; use tools and tool_choice"
 	switch {
-	case present(r.Functions) && !rawIs(r.Functions, "[]"):
-		return invalid("functions", functionsMsg)
-	case present(r.FunctionCall) && !rawIs(r.FunctionCall, `"none"`) && !rawIs(r.FunctionCall, `"auto"`):
-		return invalid("function_call", functionsMsg)
 	case present(r.Logprobs) && !rawIs(r.Logprobs, "false"):
 		return invalid("logprobs", "log probabilities are not supported by the gateway")
 	case present(r.TopLogprobs) && !rawIs(r.TopLogprobs, "0"):
@@ -367,6 +370,9 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err := r.checkUnsupported(); err != nil {
 		return nil, err
 	}
+	if err := r.translateLegacyFunctions(); err != nil {
+		return nil, err
+	}
 	if t := r.TopP; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 1) {
 		return nil, invalid("top_p", "must be between 0 and 1, got %g", *t)
 	}
@@ -399,10 +405,13 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		thinking.Summary = true
 	}
 	fieldName := r.fieldName
-	if present(r.WebSearchOptions) && fieldName == nil {
+	if inner := fieldName; present(r.WebSearchOptions) {
 		fieldName = func(f string) string {
 			if f == "search" {
-				return "web_search_options" // the model cannot search: this field asked it to
+				f = "web_search_options" // the model cannot search: this field asked it to
+			}
+			if inner != nil {
+				f = inner(f)
 			}
 			return f
 		}
@@ -463,18 +472,19 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		fitMaxTokens:   r.fitMaxTokens,
 		promptCache:    r.promptCache,
 		promptCacheTTL: r.promptCacheTTL, promptCacheTailTTL: r.promptCacheTailTTL,
-		TopK:           r.topK,
-		Models:         []string{r.Model},
-		FallbackModels: fallbacks,
-		Stream:         r.Stream,
-		Temperature:    r.Temperature,
-		MaxRetries:     r.MaxRetries,
-		FaultPolicy:    r.FaultPolicy,
-		Cache:          r.Cache,
-		Tags:           tags,
-		Guardrails:     r.Guardrails,
-		maxTemperature: 2,
-		ephemeral:      true,
+		TopK:            r.topK,
+		Models:          []string{r.Model},
+		FallbackModels:  fallbacks,
+		legacyFunctions: r.legacyFunctions,
+		Stream:          r.Stream,
+		Temperature:     r.Temperature,
+		MaxRetries:      r.MaxRetries,
+		FaultPolicy:     r.FaultPolicy,
+		Cache:           r.Cache,
+		Tags:            tags,
+		Guardrails:      r.Guardrails,
+		maxTemperature:  2,
+		ephemeral:       true,
 		// reasoning_content unasked, as DeepSeek and LiteLLM return it; not on the surfaces
 		// translated to this one (Messages, Responses).
 		unaskedReasoning:  !r.hideUnaskedReasoning,
@@ -513,9 +523,6 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		case "system", "user", "assistant", "tool":
 		default:
 			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "must be system, developer, user, assistant or tool, got %q", m.Role)
-		}
-		if present(m.FunctionCall) {
-			return nil, invalid(fmt.Sprintf("messages[%d].function_call", i), "the legacy function_call is not supported; use tool_calls")
 		}
 		calls, err := messageToolCalls(i, m)
 		if err != nil {
@@ -647,6 +654,9 @@ type OpenAIResponseMessage struct {
 	Content   *string          `json:"content" jsonschema:"nullable"`
 	Refusal   *string          `json:"refusal" jsonschema:"nullable"`
 	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
+	// FunctionCall replaces ToolCalls in the answer to a request that declared legacy
+	// functions (its first call; see OpenAIChatCompletion.AsLegacyFunctionCall).
+	FunctionCall *OpenAIFunctionCall `json:"function_call,omitempty"`
 	// ReasoningContent is the reasoning the model showed, as text, and ThinkingBlocks
 	// Claude's signed blocks to send back with this message (LiteLLM's fields); both
 	// absent when the model showed none.
@@ -820,6 +830,9 @@ type OpenAIDelta struct {
 	Role      string                `json:"role,omitempty"`
 	Content   string                `json:"content,omitempty"`
 	ToolCalls []OpenAIToolCallDelta `json:"tool_calls,omitempty"`
+	// FunctionCall replaces ToolCalls in the stream of a request that declared legacy
+	// functions: its first fragment has the name, the others pieces of the arguments.
+	FunctionCall *OpenAIFunctionCallDelta `json:"function_call,omitempty"`
 	// Refusal is the model's refusal, sent whole in one chunk before the finish chunk.
 	Refusal string `json:"refusal,omitempty"`
 	// ReasoningContent is a piece of the model's reasoning; ThinkingBlocks carries a
@@ -969,10 +982,14 @@ type openAIChoiceEncoder struct {
 	text  *fragmentTemplate // made for the second text fragment: a tool-call stream has none
 	args  argumentTemplates
 	first bool // no chunk of the choice sent yet: the next says the role
+	// legacy writes tool calls as the legacy delta.function_call (the request declared
+	// functions): the first call only.
+	legacy bool
 }
 
 func newOpenAIChoiceEncoder(st *ResponseStream, index int, base OpenAIChunk) *openAIChoiceEncoder {
-	return &openAIChoiceEncoder{st: st, index: index, base: base, first: true}
+	legacy := st.p != nil && st.p.req != nil && st.p.req.legacyFunctions
+	return &openAIChoiceEncoder{st: st, index: index, base: base, first: true, legacy: legacy}
 }
 
 // chunk is the choice's chunk with delta d.
@@ -1026,6 +1043,13 @@ func (e *openAIChoiceEncoder) fragment(sse *SSEWriter, c *Chunk) error {
 			e.first = false
 		}
 		return sse.Buffer("", e.chunk(delta))
+	case c.Type == EventToolCall && e.legacy:
+		if c.ToolCall.Index != 0 {
+			return nil // the legacy form has one call per answer
+		}
+		err := sse.Buffer("", legacyFunctionChunk(e.base, e.index, c.ToolCall, e.first))
+		e.first = false
+		return err
 	case c.Type == EventToolCall && !e.first && c.ToolCall.ID == "" && c.ToolCall.Name == "" && c.ToolCall.ThoughtSignature == "":
 		// A piece of a call's arguments: the gateway's hot loop for tool calls, encoded
 		// from a template per call index like text fragments.
@@ -1087,6 +1111,9 @@ func (e *openAIChoiceEncoder) end(sse *SSEWriter, resp *Response) error {
 	}
 	ck := e.chunk(d)
 	fr := finishReason(resp.FinishReason)
+	if e.legacy && fr == "tool_calls" {
+		fr = "function_call"
+	}
 	ck.Choices[0].FinishReason = &fr
 	if resp.Continued != nil {
 		ck.Switchyard = &OpenAIStreamExtension{Continued: resp.Continued, Attempts: resp.Attempts}

@@ -61,7 +61,8 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 	bad := []struct {
 		body, field string
 	}{
-		{`{"model":"a/m","messages":[{"role":"function","content":"x"}]}`, "messages[0].role"},
+		{`{"model":"a/m","messages":[{"role":"function","content":"x"}]}`, "messages[0].name"},
+		{`{"model":"a/m","messages":[{"role":"robot","content":"x"}]}`, "messages[0].role"},
 		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}]}]}`, "messages[0].content[0].type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, "messages[0].content[0].image_url"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"n":17}`, "n"},
@@ -72,7 +73,6 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 		// response_format of a shape OpenAI does not have are refused by name.
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"tools":[{"type":"retrieval","function":{"name":"f"}}]}`, "tools[0].type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"tool_choice":"sometimes"}`, "tool_choice"},
-		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"functions":[{"name":"f"}]}`, "functions"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"function_call":{"name":"f"}}`, "function_call"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}}`, "response_format.type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema"}}`, "response_format.json_schema"},

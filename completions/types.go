@@ -166,6 +166,9 @@ type Request struct {
 	// blocks or reasoning items only when they ask (as from Anthropic and OpenAI), and the
 	// native API leave it out.
 	unaskedReasoning bool
+	// legacyFunctions: the chat surface's request declared legacy functions, so its
+	// stream writes tool calls as delta.function_call (OpenAIChatRequest.UsesLegacyFunctions).
+	legacyFunctions bool
 	// fieldName, when set, renames the fields of validation errors to the caller's request
 	// (a /v1/responses request's input[…] for the chat request's messages[…]).
 	fieldName func(string) string

@@ -352,13 +352,21 @@ func (s *Server) handleOpenAIChat(g *completions.Gateway, w http.ResponseWriter,
 		return s.answerChoices(g, w, r, req, n, received,
 			func(cf *completions.ContentFilterError) { writeContentFiltered(w, cf, received, false, false) },
 			func(resps []*completions.Response) {
-				writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletionN(resps, received))
+				c := completions.NewOpenAIChatCompletionN(resps, received)
+				if oreq.UsesLegacyFunctions() {
+					c.AsLegacyFunctionCall()
+				}
+				writeJSON(w, http.StatusOK, c)
 			})
 	}
 	return s.answerOpenAI(g, w, r, req, received, openAIAnswer{
 		what: "chat completions",
 		whole: func(resp *completions.Response) error {
-			writeJSON(w, http.StatusOK, completions.NewOpenAIChatCompletion(resp, received))
+			c := completions.NewOpenAIChatCompletion(resp, received)
+			if oreq.UsesLegacyFunctions() {
+				c.AsLegacyFunctionCall() // the form the request declared its functions in
+			}
+			writeJSON(w, http.StatusOK, c)
 			return nil
 		},
 		refused: func(cf *completions.ContentFilterError, stream bool) error {
