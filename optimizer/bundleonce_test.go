@@ -93,7 +93,8 @@ func TestStoredBundleSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Left behind by a process that stopped between a job's end and its copy's deletion.
+	// Left behind by an earlier build's process that stopped between a job's end and its
+	// copy's deletion (two transactions then).
 	ended := job{ID: "opt_ended", Owner: "alice", Status: StatusCompleted, Bundle: newBundleCopy([]byte("zip")), CreatedAt: time.Now()}
 	if err := store.PutJSON(ctx, e.st, store.OptimizationJobs, ended.ID, ended); err != nil {
 		t.Fatal(err)

@@ -111,8 +111,7 @@ func (s *Service) runJob(base context.Context, id string, resume bool) (cut bool
 		j.ErrorMessage = "internal error: " + err.Error()
 		s.log.Log(context.Background(), jobqueue.FailureLevel(err), "optimizer: job failed", "job", id, "err", err)
 	}
-	s.save(&j)
-	s.dropBundle(&j)
+	s.save(&j) // with its bundle's deletion, in one transaction
 	s.ended(&j)
 	s.log.Info("optimizer: job ended", "job", id, "status", j.Status)
 	return false

@@ -989,7 +989,8 @@ func (s *Service) putEnded(ctx context.Context, j *job) error {
 }
 
 // save persists a running job's progress (under recMu, so a concurrent Cancel sees a
-// consistent record).
+// consistent record). Once j has ended, its stored bundle is deleted in the same
+// transaction: a process that stops right after the job's end leaves no bundle behind.
 func (s *Service) save(j *job) {
 	s.recMu.Lock()
 	defer s.recMu.Unlock()
@@ -1004,11 +1005,22 @@ func (s *Service) save(j *job) {
 			cur.Status == StatusRunning && cur.Attempts == j.Attempts {
 			j.CancelRequested = j.CancelRequested || cur.CancelRequested
 		}
-		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+		return putSaved(ctx, tx, j)
 	})
 	if err != nil {
 		s.log.Log(ctx, jobqueue.FailureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
 	}
+}
+
+// putSaved stores job j's record in tx and, once j has ended, deletes its stored bundle
+// with it (idempotent, as a driver may run tx's function more than once).
+func putSaved(ctx context.Context, tx store.Tx, j *job) error {
+	if !j.Unfinished() {
+		if err := dropBundleTx(ctx, tx, j); err != nil {
+			return err
+		}
+	}
+	return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
 }
 
 func newID(prefix string) (string, error) {

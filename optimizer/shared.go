@@ -333,7 +333,7 @@ func (s *Service) saveShared(j *job) {
 		if j.Status == StatusRunning {
 			j.HeartbeatAt = time.Now()
 		}
-		return store.PutJSON(ctx, tx, store.OptimizationJobs, j.ID, j)
+		return putSaved(ctx, tx, j)
 	})
 	if err != nil {
 		s.log.Log(ctx, jobqueue.FailureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)

@@ -76,18 +76,6 @@ func dropBundleTx(ctx context.Context, tx store.Writer, j *job) error {
 	return tx.Delete(ctx, store.OptimizationBundles, bundleIndexKey(j.ID))
 }
 
-// dropBundle deletes ended job j's stored bundle; a failure is logged (the next Start's
-// sweepBundles deletes what is left).
-func (s *Service) dropBundle(j *job) {
-	if j.Bundle == nil {
-		return
-	}
-	ctx := context.Background()
-	if err := s.store.Update(ctx, func(tx store.Tx) error { return dropBundleTx(ctx, tx, j) }); err != nil {
-		s.log.Warn("optimizer: delete the stored bundle of an ended job", "job", j.ID, "err", err)
-	}
-}
-
 // errNoBundleCopy means a job's stored bundle is not (or no longer) in the store.
 var errNoBundleCopy = errors.New("the bundle downloaded at submit is not in the store")
 
@@ -136,8 +124,10 @@ func (s *Service) bundleData(ctx context.Context, j *job) ([]byte, error) {
 	return data, nil
 }
 
-// sweepBundles deletes the stored bundles whose job is gone or has ended (a process that
-// stopped between a job's end and the deletion of its bundle leaves one). It lists the
+// sweepBundles deletes the stored bundles whose job is gone or has ended. A job's end and
+// its deletion drop its bundle in the transaction that stores them (save, putEnded,
+// Delete), so only an earlier build (which dropped it in a second transaction, after the
+// end was stored) or a store written by hand leaves one; the sweep is idempotent. It lists the
 // bundles' index once, and reads nothing of the bundles of unfinished (jobs the caller
 // knows to be queued or running, from the listing of the jobs it made): their bundles are
 // in use. A bundle is stored in the transaction that stores its job, so a piece without a
