@@ -119,6 +119,13 @@ func EnqueueUnfinished[T any, P recordPtr[T]](ctx context.Context, st *store.Sto
 	if err != nil {
 		return fmt.Errorf("list jobs: %w", err)
 	}
+	return EnqueueListed[T, P](ctx, entries, q, kind)
+}
+
+// EnqueueListed is EnqueueUnfinished of the job records a caller has listed already (so that
+// a start that reads them for more than enqueueing lists and reads them once): it enqueues
+// on q, as kind, those of entries that decode as an unfinished T, by their keys.
+func EnqueueListed[T any, P recordPtr[T]](ctx context.Context, entries []store.Entry, q Queue, kind string) error {
 	for _, e := range entries {
 		var j T
 		if json.Unmarshal(e.Value, &j) != nil || !P(&j).Unfinished() {

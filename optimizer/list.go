@@ -54,7 +54,7 @@ func (j *job) ref() store.OwnedRef {
 // ensureIndexed indexes, once per store, the jobs stored before the owner index existed.
 func (s *Service) ensureIndexed(ctx context.Context) error {
 	err := s.indexed.Ensure(ctx, s.store, jobKind, store.OptimizationJobs, func(e store.Entry) (store.OwnedRef, bool) {
-		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, e.Key)
+		j, err := decodeJob(e)
 		if err != nil || j.ID != e.Key {
 			return store.OwnedRef{}, false
 		}

@@ -33,6 +33,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -401,7 +402,7 @@ func (s *Service) recover(ctx context.Context) ([]string, error) {
 	}
 	var ids []item
 	for _, e := range entries {
-		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, e.Key)
+		j, err := decodeJob(e) // the listing holds the records: no second read of each
 		if err != nil {
 			s.log.Warn("optimizer: skipping unreadable job record", "key", e.Key, "err", err)
 			continue
@@ -1010,6 +1011,15 @@ func (s *Service) save(j *job) {
 	if err != nil {
 		s.log.Log(ctx, jobqueue.FailureLevel(err), "optimizer: saving progress", "job", j.ID, "err", err)
 	}
+}
+
+// decodeJob decodes the job record a listing of store.OptimizationJobs returned.
+func decodeJob(e store.Entry) (job, error) {
+	var j job
+	if err := json.Unmarshal(e.Value, &j); err != nil {
+		return job{}, fmt.Errorf("optimizer: decode job %s: %w", e.Key, err)
+	}
+	return j, nil
 }
 
 // putSaved stores job j's record in tx and, once j has ended, deletes its stored bundle

@@ -65,13 +65,18 @@ func (s *Service) startShared(ctx context.Context) error {
 	if err := s.q.Register(QueueKind, jobqueue.Kind{Workers: s.workers, Run: s.handle, Dead: s.dead}); err != nil {
 		return fmt.Errorf("optimizer: %w", err)
 	}
-	if err := jobqueue.EnqueueUnfinished[job](ctx, s.store, store.OptimizationJobs, s.q, QueueKind); err != nil {
+	// One listing of the stored jobs serves the enqueueing and the reclaiming below.
+	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("optimizer: list jobs: %w", err)
+	}
+	if err := jobqueue.EnqueueListed[job](ctx, entries, s.q, QueueKind); err != nil {
 		return fmt.Errorf("optimizer: %w", err)
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		unfinished := s.reclaimEndedJobs(context.WithoutCancel(ctx))
+		unfinished := s.reclaimEndedJobs(context.WithoutCancel(ctx), entries)
 		s.sweepBundles(ctx, unfinished)
 	}()
 	return nil
@@ -80,16 +85,12 @@ func (s *Service) startShared(ctx context.Context) error {
 // reclaimEndedJobs reclaims the keys a crash left open on ended jobs (failDead ends a dead
 // worker's job before it reclaims the run's keys): their spend goes into the jobs' results
 // as failDead's would have. It returns the ids of the jobs that were queued or running
-// (for sweepBundles), nil when the jobs could not be listed.
-func (s *Service) reclaimEndedJobs(ctx context.Context) map[string]bool {
-	entries, err := s.store.List(ctx, store.OptimizationJobs, store.ListOptions{})
-	if err != nil {
-		s.log.Warn("optimizer: list jobs to reclaim keys", "err", err)
-		return nil
-	}
+// (for sweepBundles). entries is startShared's listing of the stored jobs, read once: only
+// a job it shows ended with keys open is read again (in the transaction that records them).
+func (s *Service) reclaimEndedJobs(ctx context.Context, entries []store.Entry) map[string]bool {
 	unfinished := map[string]bool{}
 	for _, e := range entries {
-		j, err := store.GetJSON[job](ctx, s.store, store.OptimizationJobs, e.Key)
+		j, err := decodeJob(e)
 		if err == nil && j.Unfinished() {
 			unfinished[j.ID] = true
 		}
