@@ -561,6 +561,14 @@ func runSelect(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	default:
 		return &usageError{err: fmt.Errorf("--tradeoff must be cost or latency (got %q)", *tradeoff)}
 	}
+	// As for --tradeoff: an empty id (an unset shell variable) would send "" with a JSON
+	// request (and be dropped with -m), where leaving the flag out is meant.
+	if set["preference-id"] && *preferenceID == "" {
+		return &usageError{err: errors.New("--preference-id is empty: give a preference (pref_...) or trained router (rm_...) id, or leave the flag out")}
+	}
+	if set["previous-session"] && *previous == "" {
+		return &usageError{err: errors.New("--previous-session is empty: give the session_id of an earlier selection, or leave the flag out")}
+	}
 	if set["max-model-depth"] && *depth < 1 {
 		return &usageError{err: fmt.Errorf("--max-model-depth must be at least 1 (got %d)", *depth)}
 	}

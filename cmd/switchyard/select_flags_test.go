@@ -112,6 +112,10 @@ func TestSelectFlagsRefused(t *testing.T) {
 		{nil, `not json`, "not valid JSON"},
 		{[]string{"-m", "openai/gpt-4o", "--tradeoff", "", "--prompt", "hi"}, "", "--tradeoff is empty"},
 		{[]string{"--tradeoff", ""}, `{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"}]}`, "--tradeoff is empty"},
+		{[]string{"-m", "openai/gpt-4o", "--preference-id", "", "--prompt", "hi"}, "", "--preference-id is empty"},
+		{[]string{"--preference-id="}, `{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"}]}`, "--preference-id is empty"},
+		{[]string{"-m", "openai/gpt-4o", "--previous-session", "", "--prompt", "hi"}, "", "--previous-session is empty"},
+		{[]string{"--previous-session", ""}, `{"messages":[{"role":"user","content":"hi"}],"llm_providers":[{"provider":"openai","model":"gpt-4o"}]}`, "--previous-session is empty"},
 	} {
 		err := runSelect(context.Background(), append(tc.args, "--url", "http://127.0.0.1:1"), strings.NewReader(tc.stdin), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -149,6 +153,29 @@ func TestSelectEmptyTradeoffExits2(t *testing.T) {
 		code, _, errOut := cli(t, args...)
 		if code != 2 || !strings.Contains(errOut, "--tradeoff is empty: give cost or latency, or leave the flag out") {
 			t.Errorf("%q: exit %d, want 2 naming --tradeoff\n%s", args, code, errOut)
+		}
+	}
+}
+
+// TestSelectEmptyIDFlagsExit2: --preference-id "" and --previous-session "" (unset shell
+// variables) sent "" for those fields with a JSON request (and were dropped with -m); they
+// are now usage errors naming the flag, exit status 2, before anything is sent, as
+// --tradeoff "" is.
+func TestSelectEmptyIDFlagsExit2(t *testing.T) {
+	absent := filepath.Join(t.TempDir(), "absent.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-m", "openai/gpt-4o", "--prompt", "hi", "--preference-id", ""}, "--preference-id is empty: give a preference (pref_...) or trained router (rm_...) id, or leave the flag out"},
+		{[]string{"--preference-id=", "--file", absent}, "--preference-id is empty"},
+		{[]string{"-m", "openai/gpt-4o", "--prompt", "hi", "--previous-session", ""}, "--previous-session is empty: give the session_id of an earlier selection, or leave the flag out"},
+		{[]string{"--previous-session=", "--file", absent}, "--previous-session is empty"},
+	} {
+		args := append([]string{"select", "--url", "http://127.0.0.1:1"}, tc.args...)
+		code, _, errOut := cli(t, args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, want 2 and %q\n%s", args, code, tc.want, errOut)
 		}
 	}
 }
