@@ -285,28 +285,99 @@ func (t *RouterTrainer) TrainUpload(ctx context.Context, filename string, conten
 	if opts.Format != "" {
 		fields = append(fields, [2]string{"format", opts.Format})
 	}
-	if opts.PromptColumn != "" {
-		fields = append(fields, [2]string{"prompt_column", opts.PromptColumn})
-	}
-	if opts.Minimize {
-		fields = append(fields, [2]string{"maximize", "false"})
-	}
-	if len(opts.LLMProviders) > 0 {
-		b, err := json.Marshal(opts.LLMProviders)
-		if err != nil {
-			return nil, fmt.Errorf("client: TrainUpload: %w", err)
-		}
-		fields = append(fields, [2]string{"llm_providers", string(b)})
-	}
-	if opts.ModelPrices != nil {
-		b, err := json.Marshal(opts.ModelPrices)
-		if err != nil {
-			return nil, fmt.Errorf("client: TrainUpload: model_prices: %w", err)
-		}
-		fields = append(fields, [2]string{"model_prices", string(b)})
+	fields, err := jointCSVFields(fields, opts.PromptColumn, opts.Minimize, opts.LLMProviders, opts.ModelPrices)
+	if err != nil {
+		return nil, fmt.Errorf("client: TrainUpload: %w", err)
 	}
 	var job TrainingJob
 	if err := t.c.postForm(ctx, "/api/v1/routers/train/upload", fields, filename, content, &job); err != nil {
+		return nil, err
+	}
+	t.UseJob(job.TrainingJobID)
+	return &job, nil
+}
+
+// jointCSVFields appends to fields the form fields of Not Diamond's joint CSV options that
+// are set: prompt_column, maximize (false when minimize), llm_providers and model_prices.
+func jointCSVFields(fields [][2]string, promptColumn string, minimize bool, providers []string, prices map[string]float64) ([][2]string, error) {
+	if promptColumn != "" {
+		fields = append(fields, [2]string{"prompt_column", promptColumn})
+	}
+	if minimize {
+		fields = append(fields, [2]string{"maximize", "false"})
+	}
+	if len(providers) > 0 {
+		b, err := json.Marshal(providers)
+		if err != nil {
+			return nil, fmt.Errorf("llm_providers: %w", err)
+		}
+		fields = append(fields, [2]string{"llm_providers", string(b)})
+	}
+	if prices != nil {
+		b, err := json.Marshal(prices)
+		if err != nil {
+			return nil, fmt.Errorf("model_prices: %w", err)
+		}
+		fields = append(fields, [2]string{"model_prices", string(b)})
+	}
+	return fields, nil
+}
+
+// CustomRouterOptions are TrainCustomRouter's optional settings.
+type CustomRouterOptions struct {
+	// PreferenceID is the preference (pref_...) whose router the data retrains, as
+	// returned by an earlier TrainCustomRouter; "" makes a new preference.
+	PreferenceID string
+	// Minimize says lower scores are better (latency, cost): Not Diamond's maximize=False.
+	Minimize bool
+	// LLMProviders ("provider/model") are the models to route among; each needs a
+	// "<model>/score" column. Empty: every score column's model.
+	LLMProviders []string
+	// ModelPrices prices the models as TrainWithPrices does.
+	ModelPrices map[string]float64
+}
+
+// CustomRouterJob is TrainCustomRouter's answer.
+type CustomRouterJob struct {
+	// PreferenceID is the preference to route with (ModelSelectRequest.PreferenceID): the
+	// server's default router ranks under it until the job completes, its router after.
+	// A server without model selection answers the job's id.
+	PreferenceID  string `json:"preference_id"`
+	TrainingJobID string `json:"training_job_id"`
+	Status        string `json:"status"`
+	Version       string `json:"version"`
+}
+
+// TrainCustomRouter trains the router of a preference from Not Diamond's joint CSV (a
+// promptColumn and per model "<provider>/<model>/score" columns), as Not Diamond's
+// CustomRouter.fit does (POST /v2/pzn/trainCustomRouter, the file in the form field
+// dataset_file), and remembers the new job's id, so Wait follows it. opts may be nil.
+// Without opts.PreferenceID a new preference is made for the router; with the
+// PreferenceID of an earlier call its router is retrained: the earlier router keeps
+// ranking until the new job completes (and for good if it fails), and the feedback the
+// preference learned is kept. A bad field is a 400 *Error (ErrInvalid) naming it
+// (preference_id when it is not one of this key's preferences: nothing is queued then).
+// The form is streamed and retried as TrainUpload's; filename "" sends "dataset.csv".
+// TrainUpload trains a router model of
+// no preference instead.
+func (t *RouterTrainer) TrainCustomRouter(ctx context.Context, filename string, content io.Reader, promptColumn string, opts *CustomRouterOptions) (*CustomRouterJob, error) {
+	if opts == nil {
+		opts = &CustomRouterOptions{}
+	}
+	var fields [][2]string
+	if opts.PreferenceID != "" {
+		fields = append(fields, [2]string{"preference_id", opts.PreferenceID})
+	}
+	fields, err := jointCSVFields(fields, promptColumn, opts.Minimize, opts.LLMProviders, opts.ModelPrices)
+	if err != nil {
+		return nil, fmt.Errorf("client: TrainCustomRouter: %w", err)
+	}
+	if filename == "" {
+		filename = "dataset.csv" // a part without a file name is no file to the server
+	}
+	var job CustomRouterJob
+	files := []formFile{{field: "dataset_file", filename: filename, content: content}}
+	if err := t.c.postMultipart(ctx, "/v2/pzn/trainCustomRouter", fields, files, &job); err != nil {
 		return nil, err
 	}
 	t.UseJob(job.TrainingJobID)
