@@ -311,9 +311,12 @@ const ValsetFile = "valset.json"
 // parseRows reads file (dataset.json or valset.json): an array of at least minRows
 // {input, answer} strings. Its errors name the file, the row and key at fault, and say what
 // the file is when it is not an array: empty, JSON Lines (one object per line, as DSPy and
-// Hugging Face exports often are), or an object holding the rows under a key.
+// Hugging Face exports often are), or an object holding the rows under a key. A UTF-8 byte
+// order mark at its start is skipped (RFC 8259 lets a parser ignore one): Windows editors
+// and PowerShell's Out-File write it, and the file is otherwise the JSON it looks like.
 func parseRows(file string, data []byte, minRows int) ([]sandbox.Row, error) {
 	const shape = "must be a JSON array of objects with \"input\" and \"answer\""
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, bundleErr(file, "is empty; it %s (at least %d rows)", shape, minRows)
 	}
@@ -454,9 +457,17 @@ func rowKeys(obj map[string]json.RawMessage, missing string) string {
 	}
 	hint := "rename them to input and answer"
 	var found []string
-	for _, alias := range datasetAliases[missing] {
-		if _, ok := obj[alias]; ok {
-			found = append(found, alias)
+	for k := range obj {
+		// "Input" or "input " (a space no one sees): the field itself, misspelt.
+		if k != missing && strings.EqualFold(strings.TrimSpace(k), missing) {
+			found = append(found, k)
+		}
+	}
+	if len(found) == 0 {
+		for _, alias := range datasetAliases[missing] {
+			if _, ok := obj[alias]; ok {
+				found = append(found, alias)
+			}
 		}
 	}
 	if len(found) == 1 {

@@ -139,3 +139,26 @@ func TestSeveralInputFieldsHint(t *testing.T) {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }
+
+// TestDatasetWithByteOrderMark: a dataset.json (or valset.json) saved by a Windows editor or
+// PowerShell's Out-File starts with a UTF-8 byte order mark, and was refused as "not valid
+// JSON: invalid character 'ï'"; the mark is now skipped and the rows read as without it.
+func TestDatasetWithByteOrderMark(t *testing.T) {
+	files := bundleFiles(t)
+	plain, err := ReadBundle(zipFiles(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["dataset.json"] = append([]byte("\ufeff"), files["dataset.json"]...)
+	files[ValsetFile] = []byte("\ufeff" + `[{"input": "held out", "answer": "x"}]`)
+	b, err := ReadBundle(zipFiles(t, files))
+	if err != nil {
+		t.Fatalf("a dataset.json with a byte order mark: %v", err)
+	}
+	if len(b.Rows) != len(plain.Rows) || b.Rows[0] != plain.Rows[0] {
+		t.Errorf("rows %+v…, want %+v…", b.Rows[0], plain.Rows[0])
+	}
+	if len(b.Valset) != 1 || b.Valset[0] != (sandbox.Row{Input: "held out", Answer: "x"}) {
+		t.Errorf("valset %+v", b.Valset)
+	}
+}
