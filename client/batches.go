@@ -64,7 +64,7 @@ type ExpiresAfter struct {
 // message names the line and the field. The content is streamed as it is sent, a chunk at a
 // time (never held whole); a failed upload is retried only when content is an io.Seeker
 // that can seek (an *os.File of a regular file, a *strings.Reader), sent again from where
-// it began; an *os.File on a pipe is sent once.
+// it began; an *os.File on a pipe is sent once. filename "" sends "batch.jsonl".
 func (c *Client) UploadFile(ctx context.Context, filename string, content io.Reader, purpose string) (*File, error) {
 	return c.UploadFileExpiring(ctx, filename, content, purpose, nil)
 }
@@ -78,6 +78,9 @@ func (c *Client) UploadFileExpiring(ctx context.Context, filename string, conten
 	fields := [][2]string{{"purpose", purpose}}
 	if expires != nil {
 		fields = append(fields, [2]string{"expires_after[anchor]", expires.Anchor}, [2]string{"expires_after[seconds]", strconv.FormatInt(expires.Seconds, 10)})
+	}
+	if filename == "" {
+		filename = "batch.jsonl" // as the Python client's: a part without a file name is no file to the server
 	}
 	var f File
 	if err := c.postForm(ctx, "/v1/files", fields, filename, content, &f); err != nil {

@@ -276,7 +276,8 @@ type UploadOptions struct {
 // longer read. A failed upload is retried only when content is an io.Seeker that can seek
 // (an *os.File of a regular file; one on a pipe is sent once).
 // The server reads the file at once: a row that breaks a rule is a 422 *Error naming its
-// line and column, and a file over the server's body limit a 413.
+// line and column, and a file over the server's body limit a 413. filename "" sends
+// "dataset.csv" (the format is still detected from the content, or taken from opts).
 func (t *RouterTrainer) TrainUpload(ctx context.Context, filename string, content io.Reader, opts *UploadOptions) (*TrainingJob, error) {
 	if opts == nil {
 		opts = &UploadOptions{}
@@ -288,6 +289,9 @@ func (t *RouterTrainer) TrainUpload(ctx context.Context, filename string, conten
 	fields, err := jointCSVFields(fields, opts.PromptColumn, opts.Minimize, opts.LLMProviders, opts.ModelPrices)
 	if err != nil {
 		return nil, fmt.Errorf("client: TrainUpload: %w", err)
+	}
+	if filename == "" {
+		filename = "dataset.csv" // as the Python client's: a part without a file name is no file to the server
 	}
 	var job TrainingJob
 	if err := t.c.postForm(ctx, "/api/v1/routers/train/upload", fields, filename, content, &job); err != nil {
@@ -373,7 +377,7 @@ func (t *RouterTrainer) TrainCustomRouter(ctx context.Context, filename string, 
 		return nil, fmt.Errorf("client: TrainCustomRouter: %w", err)
 	}
 	if filename == "" {
-		filename = "dataset.csv" // a part without a file name is no file to the server
+		filename = "dataset.csv" // as the Python client's: a part without a file name is no file to the server
 	}
 	var job CustomRouterJob
 	files := []formFile{{field: "dataset_file", filename: filename, content: content}}
