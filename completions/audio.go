@@ -58,7 +58,8 @@ type TranscriptionRequest struct {
 	ResponseFormat         string
 	Temperature            *float64
 	TimestampGranularities []string
-	// Stream is OpenAI's stream field, which the gateway refuses.
+	// Stream is OpenAI's stream field: the request is answered by TranscribeStream
+	// (Transcribe refuses it).
 	Stream bool
 	// Extra are OpenAI's other form fields the gateway passes as they came (include[],
 	// chunking_strategy), in order.
@@ -109,7 +110,7 @@ type SpeechRequest struct {
 // validate checks r and returns the provider request it stands for (model left empty).
 func (r *TranscriptionRequest) validate() (*providers.TranscriptionRequest, error) {
 	if r.Stream {
-		return nil, invalid("stream", "streamed transcriptions are not supported by this gateway; leave stream unset")
+		return nil, invalid("stream", "Transcribe answers whole: a streamed transcription is TranscribeStream's")
 	}
 	if strings.TrimSpace(r.Model) == "" {
 		return nil, invalid("model", "is required")

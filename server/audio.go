@@ -32,7 +32,7 @@ type transcriptionForm struct {
 	ResponseFormat         string   `json:"response_format,omitempty" jsonschema:"enum=json,enum=text,enum=srt,enum=verbose_json,enum=vtt"`
 	Temperature            float64  `json:"temperature,omitempty" jsonschema:"minimum=0,maximum=1"`
 	TimestampGranularities []string `json:"timestamp_granularities[],omitempty" jsonschema:"description=word and/or segment (with verbose_json)"`
-	Stream                 bool     `json:"stream,omitempty" jsonschema:"description=not supported: true is refused with a 400 naming stream"`
+	Stream                 bool     `json:"stream,omitempty" jsonschema:"description=true streams the transcript as server-sent events (transcript.text.delta then transcript.text.done) from gpt-4o transcription models; other models answer whole (as OpenAI answers whisper-1); translations refuse it"`
 	Include                []string `json:"include[],omitempty" jsonschema:"description=passed to the upstream as it came (logprobs with gpt-4o-transcribe)"`
 	ChunkingStrategy       string   `json:"chunking_strategy,omitempty" jsonschema:"description=passed to the upstream as it came (auto or the server_vad object's fields)"`
 }
@@ -70,7 +70,7 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 		}
 		s.handleGateway(Route{Method: "POST", Path: tr.path, Summary: tr.summary, Tags: []string{"Completions"},
 			Request: transcriptionForm{}, RequestContentType: "multipart/form-data", MaxBodyBytes: maxAudioFormBytes,
-			Response: transcriptionAnswer{}, ResponseContentTypes: []string{"text/plain", "text/vtt", "application/x-subrip"}, ScopedKeys: true, Errors: errs},
+			Response: transcriptionAnswer{}, ResponseContentTypes: []string{"text/plain", "text/vtt", "application/x-subrip", "text/event-stream"}, ScopedKeys: true, Errors: errs},
 			g, op, func(w http.ResponseWriter, r *http.Request) error {
 				received := time.Now()
 				req, err := readTranscriptionForm(r)
@@ -84,6 +84,17 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 				scope, err := s.gatewayScope(r, received) // the end user of LiteLLM's headers
 				if err != nil {
 					return s.openAIError(w, r, err)
+				}
+				if req.Stream {
+					ts, err := g.TranscribeStream(r.Context(), scope, req)
+					if err != nil {
+						return s.openAIError(w, r, err)
+					}
+					w.Header().Set("X-Switchyard-Model", ts.Model)
+					if err := completions.WriteTranscriptionStream(w, ts); err != nil {
+						s.logStreamEnd(r, "transcriptions", err)
+					}
+					return nil
 				}
 				res, err := g.Transcribe(r.Context(), scope, req)
 				if err != nil {

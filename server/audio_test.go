@@ -28,6 +28,8 @@ type fakeAudioUpstream struct {
 	speech  map[string]any
 	hold    bool
 	release chan struct{}
+	// cutStream ends a streamed transcription with an error event after its first delta.
+	cutStream bool
 }
 
 func (u *fakeAudioUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +43,21 @@ func (u *fakeAudioUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(f)
 		u.mu.Lock()
 		u.form, u.size = r.MultipartForm.Value, len(b)
+		cut := u.cutStream
 		u.mu.Unlock()
+		if r.FormValue("stream") == "true" && strings.Contains(r.FormValue("model"), "transcribe") {
+			// OpenAI's streamed transcription: deltas, then done with the usage.
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"type\":\"transcript.text.delta\",\"delta\":\"hello\"}\n\n")
+			w.(http.Flusher).Flush()
+			if cut {
+				io.WriteString(w, "data: {\"type\":\"error\",\"error\":{\"message\":\"overloaded\"}}\n\n")
+				return
+			}
+			io.WriteString(w, "data: {\"type\":\"transcript.text.delta\",\"delta\":\" there\"}\n\n")
+			io.WriteString(w, "data: {\"type\":\"transcript.text.done\",\"text\":\"hello there\",\"usage\":{\"type\":\"tokens\",\"input_tokens\":40,\"input_token_details\":{\"text_tokens\":0,\"audio_tokens\":40},\"output_tokens\":3,\"total_tokens\":43}}\n\n")
+			return
+		}
 		switch r.FormValue("response_format") {
 		case "text":
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -169,7 +185,6 @@ func TestTranscriptionRoute(t *testing.T) {
 		param  string
 		says   string
 	}{
-		{"stream", []byte("x"), []string{"model", "whisper-1", "stream", "true"}, 400, "stream", "stream"},
 		{"no file", nil, []string{"model", "whisper-1"}, 400, "file", "required"},
 		{"no model", []byte("x"), nil, 400, "model", "required"},
 		{"temperature", []byte("x"), []string{"model", "whisper-1", "temperature", "warm"}, 400, "temperature", "number"},
