@@ -25,8 +25,10 @@ import (
 // history. It is a completions.Observer that never waits for the store: ObserveRequest
 // queues the request (at most HistoryOptions.Queue; past that it is dropped, counted and
 // logged) and a background writer commits what is queued in transactions of up to
-// historyBatch requests. Reads (Each) first wait for what this process queued, so a caller
-// sees its own requests. Requests are kept HistoryOptions.Retention after they were
+// historyBatch requests, each holding the requests received within
+// HistoryOptions.GroupWindow of its first (group commit: one disk sync for them all).
+// Reads (Each) first have what this process queued written at once, so a caller sees its
+// own requests. Requests are kept HistoryOptions.Retention after they were
 // received: older ones are not listed, and Sweep deletes them. Make one with NewHistory
 // and Close it to write the rest.
 //
@@ -40,6 +42,10 @@ type History struct {
 	st    *store.Store
 	opts  HistoryOptions
 	queue chan Request
+	// flushNow asks the writer to end its group window at once (endWindow).
+	flushNow chan struct{}
+	// timer starts the group window's timer (a fake clock in tests).
+	timer func(time.Duration) (<-chan time.Time, func() bool)
 
 	mu       sync.Mutex
 	closed   bool
@@ -98,6 +104,16 @@ type HistoryOptions struct {
 	// doubling after each failure, historyWriteAttempts tries in all: 0 means
 	// DefaultHistoryRetryWait (1s: about 31 s of outage survived); negative, no retry.
 	RetryWait time.Duration
+	// GroupWindow is how long the writer, once it has taken the first request of its next
+	// transaction, waits for more before it commits (group commit): the requests received
+	// within it are written in one transaction, with one disk sync, where each lone
+	// request was committed and synced alone. The requests' answers never wait for it
+	// (ObserveRequest only queues); a request waits at most this long once the writer is
+	// done with the transaction before it, Flush (and so Each and Count) and Close end the
+	// window at once, and a full batch (historyBatch) is committed without waiting. 0
+	// means DefaultHistoryGroupWindow; negative, no window (each transaction takes what is
+	// queued when the writer gets to it).
+	GroupWindow time.Duration
 }
 
 // Defaults of HistoryOptions.
@@ -110,6 +126,10 @@ const (
 	DefaultHistoryQueue = 8192
 	// DefaultHistoryRetryWait is the writer's first wait before writing a failed batch again.
 	DefaultHistoryRetryWait = time.Second
+	// DefaultHistoryGroupWindow groups the requests of a few milliseconds in one commit:
+	// on a disk that syncs in about a millisecond, a lone request no longer puts a sync
+	// beside every answer, and another replica lists a request a few milliseconds later.
+	DefaultHistoryGroupWindow = 5 * time.Millisecond
 )
 
 // historyWriteAttempts is how many times the writer tries a request before it counts it
@@ -150,6 +170,17 @@ func (h *History) stopWriter() {
 
 // NewHistory returns a History over st, its writer started.
 func NewHistory(st *store.Store, opts HistoryOptions) *History {
+	return newHistory(st, opts, realTimer)
+}
+
+// realTimer is the group window's timer of the wall clock.
+func realTimer(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
+}
+
+// newHistory is NewHistory with the group window's timer.
+func newHistory(st *store.Store, opts HistoryOptions, timer func(time.Duration) (<-chan time.Time, func() bool)) *History {
 	if opts.Retention == 0 {
 		opts.Retention = DefaultHistoryRetention
 	}
@@ -165,7 +196,11 @@ func NewHistory(st *store.Store, opts HistoryOptions) *History {
 	if opts.RetryWait == 0 {
 		opts.RetryWait = DefaultHistoryRetryWait
 	}
+	if opts.GroupWindow == 0 {
+		opts.GroupWindow = DefaultHistoryGroupWindow
+	}
 	h := &History{st: st, opts: opts, queue: make(chan Request, opts.Queue),
+		flushNow: make(chan struct{}, 1), timer: timer,
 		advanced: make(chan struct{}), done: make(chan struct{})}
 	h.life, h.stop = context.WithCancel(context.Background())
 	go h.run()
@@ -263,6 +298,9 @@ func (h *History) ObserveRequest(_ context.Context, rec completions.RequestRecor
 	select {
 	case h.queue <- req:
 		h.queued++
+		if len(h.queue) >= historyBatch-1 {
+			h.endWindow() // a full batch waits for no one
+		}
 		h.mu.Unlock()
 	default:
 		h.mu.Unlock()
@@ -288,19 +326,7 @@ func (h *History) Failed() int64 { return h.failed.Load() }
 func (h *History) run() {
 	defer close(h.done)
 	for req := range h.queue {
-		batch := []Request{req}
-	more:
-		for len(batch) < historyBatch {
-			select {
-			case r, ok := <-h.queue:
-				if !ok {
-					break more
-				}
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
+		batch := h.gather(req)
 		h.commit(batch)
 		h.mu.Lock()
 		h.written += uint64(len(batch))
@@ -308,6 +334,41 @@ func (h *History) run() {
 		h.advanced = make(chan struct{})
 		h.mu.Unlock()
 	}
+}
+
+// gather is the batch first begins: first and what is queued behind it, up to
+// historyBatch, when GroupWindow ends. The writer sleeps through the window rather than
+// taking each request as it comes: a request queued meanwhile wakes no one (waking the
+// writer for each was a cost of its own on a busy machine). The window ends early when a
+// Flush or Close asks (flushNow), the queue holds a full batch (ObserveRequest asks), or
+// the writer is stopped.
+func (h *History) gather(first Request) []Request {
+	if h.opts.GroupWindow > 0 && len(h.queue) < historyBatch-1 && h.life.Err() == nil {
+		window, stop := h.timer(h.opts.GroupWindow)
+		select {
+		case <-window:
+		case <-h.flushNow:
+		case <-h.life.Done():
+		}
+		stop()
+	}
+	return h.drain([]Request{first})
+}
+
+// drain adds to batch what is queued, without waiting, up to historyBatch.
+func (h *History) drain(batch []Request) []Request {
+	for len(batch) < historyBatch {
+		select {
+		case r, ok := <-h.queue:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // historyKey is the record key of the request with id: 16 hex digits, so that the
@@ -415,12 +476,21 @@ func (h *History) fail(recs []storedRequest, err error) {
 	}
 }
 
+// endWindow ends the writer's group window, or its next one, at once.
+func (h *History) endWindow() {
+	select {
+	case h.flushNow <- struct{}{}:
+	default: // already asked
+	}
+}
+
 // Flush returns once every request observed before the call is written (or failed), or
-// with ctx's error.
+// with ctx's error. The writer's group window, when one is open, ends at once.
 func (h *History) Flush(ctx context.Context) error {
 	h.mu.Lock()
 	target := h.queued
 	for h.written < target {
+		h.endWindow()
 		ch := h.advanced
 		h.mu.Unlock()
 		select {
@@ -449,6 +519,7 @@ func (h *History) Close(ctx context.Context) error {
 	if !h.closed {
 		h.closed = true
 		close(h.queue)
+		h.endWindow() // what is queued is written now
 	}
 	h.mu.Unlock()
 	select {
