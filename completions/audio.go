@@ -101,8 +101,10 @@ type SpeechRequest struct {
 	Speed *float64 `json:"speed,omitempty" jsonschema:"minimum=0.25,maximum=4"`
 	// Instructions steer the voice (gpt-4o-mini-tts).
 	Instructions string `json:"instructions,omitempty"`
-	// StreamFormat is "audio" (the audio's bytes as they come); "sse" is not supported.
-	StreamFormat string `json:"stream_format,omitempty" jsonschema:"enum=audio"`
+	// StreamFormat is "audio" (the audio's bytes as they come, the default) or "sse"
+	// (server-sent events: speech.audio.delta with base64 audio, then speech.audio.done
+	// with the usage, which is then billed; not for tts-1 or tts-1-hd, as OpenAI's rule).
+	StreamFormat string `json:"stream_format,omitempty" jsonschema:"enum=audio,enum=sse"`
 	// Tags label the request for cost attribution, as on chat requests (Request.Tags).
 	Tags []string `json:"tags,omitempty" jsonschema:"maxItems=16"`
 }
@@ -159,11 +161,21 @@ func (r *SpeechRequest) validate() (*providers.SpeechRequest, error) {
 	if s := r.Speed; s != nil && !(*s >= 0.25 && *s <= 4) {
 		return nil, invalid("speed", "must be between 0.25 and 4, got %v", *s)
 	}
-	if r.StreamFormat != "" && r.StreamFormat != "audio" {
-		return nil, invalid("stream_format", "only audio is supported by this gateway, got %q", r.StreamFormat)
+	switch r.StreamFormat {
+	case "", "audio":
+	case "sse":
+		if m := r.Model[strings.LastIndex(r.Model, "/")+1:]; strings.HasPrefix(m, "tts-1") {
+			return nil, invalid("stream_format", "sse is not supported for tts-1 or tts-1-hd (as on OpenAI): use audio, or gpt-4o-mini-tts")
+		}
+	default:
+		return nil, invalid("stream_format", "must be audio or sse, got %q", r.StreamFormat)
+	}
+	format := r.StreamFormat
+	if format == "audio" {
+		format = "" // the default: sent as OpenAI's own default
 	}
 	return &providers.SpeechRequest{Input: r.Input, Voice: r.Voice, ResponseFormat: r.ResponseFormat, Speed: r.Speed,
-		Instructions: r.Instructions}, nil
+		Instructions: r.Instructions, StreamFormat: format}, nil
 }
 
 // audioVendors maps audio model-name prefixes to the provider that serves the family, for
@@ -443,6 +455,9 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 		}
 	}
 	s := &Speech{g: g, p: p, ctx: ctx}
+	if preq.StreamFormat == "sse" {
+		s.events = &speechUsageScanner{}
+	}
 	dctx, cancel := p.withDeadline(ctx)
 	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		s.begin = g.opts.Now()
@@ -541,6 +556,8 @@ type Speech struct {
 	eof           bool
 	err           error
 	once          sync.Once
+	// events reads the usage of an sse answer's speech.audio.done (nil: audio bytes).
+	events *speechUsageScanner
 }
 
 // Read reads the audio; a failure after the first bytes is returned as it is (the gateway
@@ -549,9 +566,15 @@ func (s *Speech) Read(b []byte) (int, error) {
 	if len(s.first) > 0 {
 		n := copy(b, s.first)
 		s.first = s.first[n:]
+		if s.events != nil {
+			s.events.feed(b[:n])
+		}
 		return n, nil
 	}
 	n, err := s.res.Body.Read(b)
+	if s.events != nil {
+		s.events.feed(b[:n])
+	}
 	switch {
 	case errors.Is(err, io.EOF):
 		s.eof = true
@@ -571,7 +594,12 @@ func (s *Speech) Close() error {
 		s.cancel()
 		g, p := s.g, s.p
 		now := g.opts.Now()
-		u := providers.Usage{PromptTokens: s.usage.InputTokens}
+		if ev := s.events; ev != nil && ev.done {
+			// The answer said what it used: its input tokens and the audio it made.
+			s.usage.InputTokens, s.usage.OutputAudioTokens, s.usage.TokensEstimated = ev.input, ev.output, false
+			s.Costs = g.audioCost(p, s.used, s.usage)
+		}
+		u := providers.Usage{PromptTokens: s.usage.InputTokens, CompletionTokens: s.usage.OutputAudioTokens}
 		// The input was spoken (and is billed) however much of the audio was read.
 		g.account(s.ctx, p, s.used, u, s.Costs, s.eof, s.usage.TokensEstimated, now.Sub(s.begin))
 		p.ended()
@@ -580,7 +608,7 @@ func (s *Speech) Close() error {
 		}
 		r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationSpeech, Stream: true, Outcome: RequestOK, Tags: p.req.Tags,
 			Provider: s.used.provider, Model: s.used.name, Attempts: cloneAttempts(p.attempts),
-			Usage: Usage{PromptTokens: u.PromptTokens, TotalTokens: u.PromptTokens, Costs: s.Costs}, UsageEstimated: s.usage.TokensEstimated,
+			Usage: Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: s.Costs}, UsageEstimated: s.usage.TokensEstimated,
 			Start: p.start, Latency: now.Sub(p.start), TTFT: s.firstAt.Sub(p.start)}
 		switch {
 		case s.eof:

@@ -83,6 +83,9 @@ type AudioUsage struct {
 	Characters int `json:"characters,omitempty"`
 	// TokensEstimated says InputTokens were counted locally (a speech request's input).
 	TokensEstimated bool `json:"tokens_estimated,omitempty"`
+	// OutputAudioTokens is the audio a speech model made, when the answer says it (a
+	// stream_format sse answer's speech.audio.done usage).
+	OutputAudioTokens int `json:"output_audio_tokens,omitempty"`
 }
 
 // SpeechRequest is OpenAI's speech request.
@@ -98,6 +101,9 @@ type SpeechRequest struct {
 	ResponseFormat string `json:"response_format,omitempty"`
 	// Speed is 0.25 to 4 (nil: the provider's default, 1).
 	Speed *float64 `json:"speed,omitempty"`
+	// StreamFormat is "sse" for server-sent events (speech.audio.delta with base64 audio,
+	// then speech.audio.done with the usage), "" or "audio" for the audio's bytes.
+	StreamFormat string `json:"stream_format,omitempty"`
 	// Instructions steer the voice (gpt-4o-mini-tts).
 	Instructions string `json:"instructions,omitempty"`
 }

@@ -90,9 +90,16 @@ func (p AudioPrice) Cost(u AudioUsage) Cost {
 	switch {
 	case p.Mode == AudioSpeech && p.HasInputPerCharacter:
 		in, known = float64(u.Characters)*p.InputPerCharacter, true
+	case p.Mode == AudioSpeech && p.HasInputPerToken && u.OutputAudioTokens > 0 && (p.OutputPerAudioToken > 0 || p.HasOutputPerToken):
+		// An sse answer says the audio tokens it made: priced at the audio output rate.
+		rate := p.OutputPerAudioToken
+		if rate == 0 {
+			rate = p.OutputPerToken
+		}
+		in, out, known = float64(u.InputTokens)*p.InputPerToken, float64(u.OutputAudioTokens)*rate, true
 	case p.Mode == AudioSpeech && p.HasInputPerToken:
 		in = float64(u.InputTokens) * p.InputPerToken
-		// The audio out is priced too, but a speech answer does not say how much there was.
+		// The audio out is priced too, but an audio answer does not say how much there was.
 		known = p.OutputPerAudioToken == 0 && p.OutputPerSecond == 0 && (!p.HasOutputPerToken || p.OutputPerToken == 0)
 		if !known {
 			return Cost{InputUSD: in, TotalUSD: in}

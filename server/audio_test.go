@@ -76,6 +76,15 @@ func (u *fakeAudioUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u.speech = body
 		hold, release := u.hold, u.release
 		u.mu.Unlock()
+		if body["stream_format"] == "sse" {
+			// OpenAI's speech as server-sent events: base64 audio deltas, then the usage.
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"type\":\"speech.audio.delta\",\"audio\":\"SUQz\"}\n\n")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "data: {\"type\":\"speech.audio.delta\",\"audio\":\""+strings.Repeat("QUFB", 30000)+"\"}\n\n")
+			io.WriteString(w, "data: {\"type\":\"speech.audio.done\",\"usage\":{\"input_tokens\":7,\"output_tokens\":100,\"total_tokens\":107}}\n\n")
+			return
+		}
 		w.Header().Set("Content-Type", "audio/ogg")
 		io.WriteString(w, "ID3"+body["input"].(string))
 		w.(http.Flusher).Flush()

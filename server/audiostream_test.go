@@ -120,3 +120,41 @@ func TestTranscriptionStream(t *testing.T) {
 		t.Errorf("SDK stream: text %q, total tokens %d, err %v", text, total, err)
 	}
 }
+
+// TestSpeechSSE: stream_format sse on gpt-4o-mini-tts reaches the upstream and its
+// server-sent events come back as they are; the speech.audio.done event's usage (input
+// tokens and the audio tokens made, which an audio answer never says) is what the key is
+// charged, at the catalogue's input and audio output rates; tts-1 refuses sse naming
+// stream_format, as OpenAI does; stream_format audio sends none.
+func TestSpeechSSE(t *testing.T) {
+	hs, s, up := audioServer(t)
+	vk := issue(t, s, `{"name":"voice","models":["gpt-4o-mini-tts","tts-1"],"max_budget_usd":1}`)
+	resp, b := do2(t, "POST", hs.URL+"/v1/audio/speech", vk.Key, `{"model":"gpt-4o-mini-tts","voice":"alloy","input":"Hello there","stream_format":"sse"}`, nil)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") ||
+		!strings.Contains(string(b), `"type":"speech.audio.delta","audio":"SUQz"`) || !strings.Contains(string(b), `"type":"speech.audio.done"`) {
+		t.Fatalf("sse speech: %d %q %.300s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	up.mu.Lock()
+	sent := up.speech
+	up.mu.Unlock()
+	if sent["stream_format"] != "sse" {
+		t.Errorf("the upstream got %v, want stream_format sse", sent)
+	}
+	info := keyInfoOf(t, s, testKey, "/api/v1/keys/"+vk.ID)
+	want := 7*2.5e-06 + 100*1.2e-05
+	if d := info.Spend.CostUSD - want; d > 1e-12 || d < -1e-12 || info.Spend.Tokens != 107 {
+		t.Errorf("spend %+v, want %v (7 input tokens, 100 audio tokens)", info.Spend, want)
+	}
+
+	resp, b = do2(t, "POST", hs.URL+"/v1/audio/speech", vk.Key, `{"model":"tts-1","voice":"alloy","input":"Hi","stream_format":"sse"}`, nil)
+	if e := wantOpenAIError(t, "tts-1 sse", resp, b, 400, "invalid_request_error", ""); e.Param == nil || *e.Param != "stream_format" {
+		t.Errorf("tts-1 with sse: %s", b)
+	}
+	resp, b = do2(t, "POST", hs.URL+"/v1/audio/speech", vk.Key, `{"model":"tts-1","voice":"alloy","input":"Hi","stream_format":"audio"}`, nil)
+	up.mu.Lock()
+	sent = up.speech
+	up.mu.Unlock()
+	if resp.StatusCode != 200 || string(b) != "ID3Hi|end\n" || sent["stream_format"] != nil {
+		t.Errorf("stream_format audio: %d %q, upstream got %v", resp.StatusCode, b, sent)
+	}
+}
