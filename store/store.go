@@ -46,6 +46,12 @@ var (
 	// restart. The error also wraps the system's own (naming the file). PostgreSQL's
 	// disk_full and read_only_sql_transaction (a standby after a failover) are the same.
 	ErrUnwritable = errors.New("store: the database cannot be written (disk full or read-only file system)")
+	// ErrNested means Update (or UpdateLocked) was called from inside another Update's
+	// function on the same goroutine, which the Driver contract forbids (the function acts
+	// only through its Tx): a driver that detects it refuses the inner call with an error
+	// matching ErrNested rather than wait for a lock or a record the outer transaction
+	// holds until it ends, which it never would.
+	ErrNested = errors.New("store: Update called inside another Update's function (use its Tx)")
 )
 
 // Collection names a group of records. Keys are unique within a collection.

@@ -17,6 +17,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"embed"
@@ -25,10 +26,12 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -406,12 +409,18 @@ func (d *Driver) Put(ctx context.Context, c store.Collection, key string, value 
 	if err := d.open(); err != nil {
 		return err
 	}
+	if err := notNested("put"); err != nil {
+		return err
+	}
 	return unwritable(put(ctx, d.pool, c, key, value))
 }
 
 // Delete implements store.Writer.
 func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) error {
 	if err := d.open(); err != nil {
+		return err
+	}
+	if err := notNested("delete"); err != nil {
 		return err
 	}
 	return unwritable(del(ctx, d.pool, c, key))
@@ -462,10 +471,21 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 // never overlap and never abort each other: under contention they wait, in turn, instead
 // of running again up to MaxRetries times and failing. Their other records are as
 // Update's (a serialization failure there still runs fn again).
+//
+// Called from inside fn of another Update or UpdateLocked of a Driver of this process on
+// the same goroutine (which store.Driver forbids), it returns an error matching
+// store.ErrNested at once, as Put and Delete do there: waiting would be for ever, on the
+// advisory lock of a record the outer run holds (one it names, or at a run again one it
+// touched) or on a row it wrote, while the outer run waits for it to return.
 func (d *Driver) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx store.Tx) error) error {
 	if err := d.open(); err != nil {
 		return err
 	}
+	leave, err := enterFn()
+	if err != nil {
+		return err
+	}
+	defer leave()
 	ids := d.lockIDs(locks, nil)
 	for attempt := 0; ; attempt++ {
 		touched, err := d.runTx(ctx, ids, fn)
@@ -482,6 +502,45 @@ func (d *Driver) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx
 		case <-time.After(pause):
 		}
 	}
+}
+
+// inFn holds the ids of the goroutines inside an Update (or UpdateLocked) of any Driver of
+// this process, from its start to its return. A goroutine id is the only mark a nested call
+// can be known by: fn gets a Tx, not a context the driver could mark, and calls the
+// store with whatever context it closed over.
+var inFn sync.Map
+
+// enterFn marks the calling goroutine as inside an Update until leave is called, or
+// returns an error matching store.ErrNested when it is inside one already.
+func enterFn() (leave func(), err error) {
+	id := goroutineID()
+	if _, nested := inFn.LoadOrStore(id, struct{}{}); nested {
+		return nil, fmt.Errorf("pgstore: update: %w", store.ErrNested)
+	}
+	return func() { inFn.Delete(id) }, nil
+}
+
+// notNested returns an error matching store.ErrNested when the calling goroutine is inside
+// an Update's function: a write (what: put, delete) on a connection of its own there would
+// wait for ever on a row the Update's transaction wrote.
+func notNested(what string) error {
+	if _, nested := inFn.Load(goroutineID()); nested {
+		return fmt.Errorf("pgstore: %s: %w", what, store.ErrNested)
+	}
+	return nil
+}
+
+// goroutineID is the calling goroutine's id, read from the first line of its stack trace
+// ("goroutine 42 [running]:"), which runtime.Stack gives without stopping the world.
+func goroutineID() uint64 {
+	var buf [64]byte
+	line := buf[:runtime.Stack(buf[:], false)]
+	line = bytes.TrimPrefix(line, []byte("goroutine "))
+	if i := bytes.IndexByte(line, ' '); i > 0 {
+		line = line[:i]
+	}
+	id, _ := strconv.ParseUint(string(line), 10, 64)
+	return id
 }
 
 // lockID is the key of a record's advisory lock: PostgreSQL's two-int4 form, whose key
