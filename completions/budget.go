@@ -198,10 +198,13 @@ func (x *Budget) readToReserve(ctx context.Context, tx store.Tx) (rec sharedBudg
 	return rec, x.limits, nil
 }
 
-// budgetLocks names the stored accounts ids to Store.UpdateLocked: every request writes
+// BudgetLocks names the stored accounts ids to Store.UpdateLocked: every request writes
 // its accounts (a proxy-wide one, every request of every key), so on PostgreSQL their
 // writers wait for each other instead of aborting each other past the store's retries.
-func budgetLocks(ids ...string) []store.Ref {
+// An operator's transaction that writes accounts (PutSharedBudget, SetSharedBudgetLimits,
+// a delete) names them the same way, so that it and the requests' charges wait for one
+// another rather than abort one another.
+func BudgetLocks(ids ...string) []store.Ref {
 	refs := make([]store.Ref, len(ids))
 	for i, id := range ids {
 		refs[i] = store.Ref{Collection: store.Budgets, Key: id}
@@ -209,7 +212,7 @@ func budgetLocks(ids ...string) []store.Ref {
 	return refs
 }
 
-// storedLocks is budgetLocks of the accounts of xs kept in a store.
+// storedLocks is BudgetLocks of the accounts of xs kept in a store.
 func storedLocks(xs []*Budget) []store.Ref {
 	var ids []string
 	for _, x := range xs {
@@ -217,7 +220,7 @@ func storedLocks(xs []*Budget) []store.Ref {
 			ids = append(ids, x.id)
 		}
 	}
-	return budgetLocks(ids...)
+	return BudgetLocks(ids...)
 }
 
 // DeleteSharedBudget removes the stored account id; deleting a missing one is not an error.
@@ -232,7 +235,7 @@ func (b *Budget) update(ctx context.Context, fn func(u *BudgetUsage) error) erro
 
 // updateRec is update with the account's stored limits at hand.
 func (b *Budget) updateRec(ctx context.Context, fn func(rec *sharedBudget) error) error {
-	return b.st.UpdateLocked(ctx, budgetLocks(b.id), func(tx store.Tx) error {
+	return b.st.UpdateLocked(ctx, BudgetLocks(b.id), func(tx store.Tx) error {
 		rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, b.id)
 		if errors.Is(err, store.ErrNotFound) {
 			return &BudgetGoneError{ID: b.id}

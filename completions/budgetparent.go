@@ -199,7 +199,7 @@ func (b *Budget) reserveAll(ctx context.Context) (tokensLeft int64, err error) {
 func (b *Budget) reserveOwn(ctx context.Context, now time.Time) (int64, error) {
 	if b.st != nil {
 		var left int64
-		err := b.st.UpdateLocked(ctx, budgetLocks(b.id), func(tx store.Tx) error {
+		err := b.st.UpdateLocked(ctx, BudgetLocks(b.id), func(tx store.Tx) error {
 			rec, limits, err := b.readToReserve(ctx, tx)
 			if err != nil {
 				return err

@@ -117,7 +117,7 @@ func (sg *spendGate) admitShared(ctx context.Context, b *Budget, choice bool) (r
 		}
 		unlock := sg.lockLease(key)
 		var st *gateState
-		err := b.st.UpdateLocked(ctx, budgetLocks(b.id), func(tx store.Tx) error {
+		err := b.st.UpdateLocked(ctx, BudgetLocks(b.id), func(tx store.Tx) error {
 			rec, err := store.GetJSON[sharedBudget](ctx, tx, store.Budgets, b.id)
 			if err != nil {
 				return err
@@ -194,7 +194,7 @@ func (sg *spendGate) leased(ctx context.Context, b *Budget, key any, st *gateSta
 			sg.leave(key, st)
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 			defer cancel()
-			err := b.st.UpdateLocked(rctx, budgetLocks(b.id), func(tx store.Tx) error {
+			err := b.st.UpdateLocked(rctx, BudgetLocks(b.id), func(tx store.Tx) error {
 				rec, err := store.GetJSON[sharedBudget](rctx, tx, store.Budgets, b.id)
 				if err != nil {
 					return err
@@ -579,7 +579,7 @@ func (h *leaseHold) release() {
 	process := h.sg.shared.Process()
 	rctx, cancel := context.WithTimeout(h.ctx, leaseReleaseTimeout)
 	defer cancel()
-	err := open[0].x.st.UpdateLocked(rctx, budgetLocks(ids...), func(tx store.Tx) error {
+	err := open[0].x.st.UpdateLocked(rctx, BudgetLocks(ids...), func(tx store.Tx) error {
 		now := time.Now()
 		for _, e := range open {
 			rec, err := store.GetJSON[sharedBudget](rctx, tx, store.Budgets, e.x.id)

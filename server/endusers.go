@@ -249,7 +249,7 @@ func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owne
 		return nil, err
 	}
 	e := endUser{EndUserID: req.EndUserID, Object: "end_user", CreatedAt: time.Now().UTC()}
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(endUserBudgetID(owner, e.EndUserID)), func(tx store.Tx) error {
 		if err := takeBudgetOf(ctx, tx, owner, &req, req.budgetFieldsGiven()); err != nil {
 			return err
 		}
@@ -321,7 +321,7 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 	}
 	_, modelsGiven := given["models"]
 	var e endUser
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(endUserBudgetID(owner, id)), func(tx store.Tx) error {
 		rec, err := storedEndUserOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
@@ -377,7 +377,7 @@ func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []str
 		}
 	}
 	var out []endUser
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(eachAccount(ids, func(id string) string { return endUserBudgetID(owner, id) })...), func(tx store.Tx) error {
 		out = out[:0]
 		var missing []string
 		for _, id := range ids {
@@ -437,7 +437,7 @@ func (s *Server) setEndUsersBlocked(ctx context.Context, owner string, ids []str
 // deleteEndUsers deletes owner's end users ids and their accounts in one transaction: all
 // or, when one is not found, none (the error lists the missing).
 func (s *Server) deleteEndUsers(ctx context.Context, owner string, ids []string) error {
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(eachAccount(ids, func(id string) string { return endUserBudgetID(owner, id) })...), func(tx store.Tx) error {
 		var missing []string
 		for _, id := range ids {
 			if _, err := store.GetJSON[storedEndUser](ctx, tx, store.EndUsers, owner+"/"+id); errors.Is(err, store.ErrNotFound) {

@@ -59,6 +59,35 @@ func keyLimits(vk virtualKey) completions.BudgetLimits {
 	return l
 }
 
+// accountLocks names the stored budget accounts ids to Store.UpdateLocked, as the
+// requests' admissions and charges name them (completions.BudgetLocks): an operator's
+// write of an account (its limits changed, the account created or deleted with its key,
+// team, user, organization, end user or tag) and the charges of the requests drawing on it
+// then wait for one another on PostgreSQL instead of aborting one another, which past the
+// store's retries failed the operator's request. More than maxAccountLocks accounts (a
+// bulk delete) are not named, each advisory lock taking a slot of PostgreSQL's shared lock
+// table: such a transaction is a plain Update, whose run again after losing to a charge
+// still waits for the records it touched.
+func accountLocks(ids ...string) []store.Ref {
+	if len(ids) > maxAccountLocks {
+		return nil
+	}
+	return completions.BudgetLocks(ids...)
+}
+
+// maxAccountLocks bounds the accounts accountLocks names (pgstore's bound of the records
+// a run again locks).
+const maxAccountLocks = 64
+
+// eachAccount is the stored account idOf(id) of each of ids.
+func eachAccount(ids []string, idOf func(id string) string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = idOf(id)
+	}
+	return out
+}
+
 // budgetKeys returns owner's virtual keys naming budget id, read through tx, in the order
 // of their ids.
 func budgetKeys(ctx context.Context, tx store.Tx, owner, id string) ([]storedVirtualKey, error) {

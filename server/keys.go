@@ -644,7 +644,7 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	}
 	id := "vk_" + hash[:16]
 	vk := virtualKey{ID: id, Object: "api_key", CreatedAt: now, keyName: abbreviateKey(key)}
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err = s.cfg.Store.UpdateLocked(ctx, accountLocks("key/"+id), func(tx store.Tx) error {
 		req := req // the budget's fields, taken in each attempt of the transaction
 		if err := takeKeyBudgetOf(ctx, tx, owner, &req, req.budgetFieldsGiven()); err != nil {
 			return err
@@ -919,7 +919,7 @@ func (s *Server) revokeKey(ctx context.Context, owner, id string) error {
 // If-Match field values; nil for none) names, checked in the delete's transaction
 // (checkIfMatch): a key rotated or changed since is answered 412 and kept.
 func (s *Server) revokeKeyIfMatch(ctx context.Context, owner, id string, ifMatch []string) error {
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks("key/"+id), func(tx store.Tx) error {
 		rec, err := storedKeyOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
@@ -954,7 +954,8 @@ func deleteKeyRecords(ctx context.Context, tx store.Tx, owner, id, hash string) 
 // at one of the tags listed). A key already gone (revoked meanwhile by another request)
 // counts as revoked: what was asked is so.
 func (s *Server) revokeKeys(ctx context.Context, owner string, ids []string, ifMatch []string) error {
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	locks := accountLocks(eachAccount(ids, func(id string) string { return "key/" + id })...)
+	err := s.cfg.Store.UpdateLocked(ctx, locks, func(tx store.Tx) error {
 		for _, id := range ids {
 			rec, err := storedKeyOf(ctx, tx, owner, id)
 			var ae *APIError
@@ -1049,7 +1050,7 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 	_, expiryGiven := given["expires_at"]
 	_, metadataGiven := given["metadata"]
 	var vk virtualKey
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks("key/"+id), func(tx store.Tx) error {
 		rec, err := storedKeyOf(ctx, tx, owner, id)
 		if err != nil {
 			return err // revoked meanwhile: 404

@@ -369,7 +369,7 @@ func (s *Server) applyTagModels(ctx context.Context) {
 // createLiteLLMTag stores t with its account, unless owner has the tag already or its
 // most tags.
 func (s *Server) createLiteLLMTag(ctx context.Context, t litellmTagRecord) error {
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(completions.TagBudgetID(t.Owner, t.Name)), func(tx store.Tx) error {
 		key := t.Owner + "/" + t.Name
 		if _, err := tx.Get(ctx, store.LiteLLMTags, key); err == nil {
 			e := Errorf(http.StatusConflict, KindConflict, "Tag %s already exists", t.Name)
@@ -404,7 +404,7 @@ func (s *Server) createLiteLLMTag(ctx context.Context, t litellmTagRecord) error
 // transaction: a failed update changes nothing, and the tag's spend is kept.
 func (s *Server) updateLiteLLMTag(ctx context.Context, owner, name string, fields map[string]json.RawMessage) (*litellmTagRecord, error) {
 	var t litellmTagRecord
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(completions.TagBudgetID(owner, name)), func(tx store.Tx) error {
 		var err error
 		if t, err = ownedRecord[litellmTagRecord](ctx, tx, store.LiteLLMTags, owner, name, "tag", func() error {
 			return litellmNotFound("name", "Tag %s not found", name)
@@ -430,7 +430,7 @@ func (s *Server) updateLiteLLMTag(ctx context.Context, owner, name string, field
 
 // deleteLiteLLMTag deletes owner's tag name with its account.
 func (s *Server) deleteLiteLLMTag(ctx context.Context, owner, name string) error {
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(completions.TagBudgetID(owner, name)), func(tx store.Tx) error {
 		if _, err := ownedRecord[litellmTagRecord](ctx, tx, store.LiteLLMTags, owner, name, "tag", func() error {
 			return litellmNotFound("name", "Tag %s not found", name)
 		}); err != nil {

@@ -641,7 +641,11 @@ func (s *Server) litellmUpdateUser(ctx context.Context, g *completions.Gateway, 
 	}
 	_, modelsGiven := fields["models"]
 	var u user
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	var locks []store.Ref // the user's account when named (one named by its email is found in the transaction)
+	if id != "" {
+		locks = accountLocks(userBudgetID(owner, id))
+	}
+	err := s.cfg.Store.UpdateLocked(ctx, locks, func(tx store.Tx) error {
 		if id == "" {
 			found, ok, err := userByEmail(ctx, tx, owner, email)
 			if err != nil {

@@ -557,7 +557,7 @@ func (s *Server) createOrganization(ctx context.Context, g *completions.Gateway,
 	if err != nil {
 		return nil, err
 	}
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err = s.cfg.Store.UpdateLocked(ctx, accountLocks(organizationBudgetID(owner, id)), func(tx store.Tx) error {
 		if _, err := store.GetJSON[storedOrganization](ctx, tx, store.Organizations, owner+"/"+id); err == nil {
 			e := Errorf(http.StatusConflict, KindConflict, "organization_id: this key has an organization %q already", id)
 			e.Param = "organization_id"
@@ -598,7 +598,7 @@ func (s *Server) createOrganization(ctx context.Context, g *completions.Gateway,
 func (s *Server) updateOrganization(ctx context.Context, g *completions.Gateway, owner, id string, fields map[string]json.RawMessage) (*organization, error) {
 	_, modelsGiven := fields["models"]
 	var o organization
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(organizationBudgetID(owner, id)), func(tx store.Tx) error {
 		rec, err := storedOrganizationOf(ctx, tx, owner, id, "organization_id")
 		if err != nil {
 			return err
@@ -652,7 +652,7 @@ func (s *Server) updateOrganization(ctx context.Context, g *completions.Gateway,
 // transaction: all or, when one is not found, none (404 naming it). It returns the ids of
 // the teams deleted and of the keys revoked.
 func (s *Server) deleteOrganizations(ctx context.Context, owner string, ids []string) (teams, keys []string, err error) {
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err = s.cfg.Store.UpdateLocked(ctx, accountLocks(eachAccount(ids, func(id string) string { return organizationBudgetID(owner, id) })...), func(tx store.Tx) error {
 		teams, keys = nil, nil
 		for _, id := range ids {
 			if _, err := storedOrganizationOf(ctx, tx, owner, id, "organization_ids"); err != nil {

@@ -45,7 +45,7 @@ func (s *Server) setUpProxyBudget() error {
 		l.ResetEvery = d
 	}
 	ctx := context.Background()
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(ProxyBudgetID), func(tx store.Tx) error {
 		err := completions.SetSharedBudgetLimits(ctx, tx, ProxyBudgetID, l)
 		if errors.Is(err, store.ErrNotFound) {
 			return completions.PutSharedBudget(ctx, tx, ProxyBudgetID, l)

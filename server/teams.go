@@ -268,7 +268,7 @@ func (s *Server) createTeam(ctx context.Context, g *completions.Gateway, owner s
 	}
 	t := team{TeamID: req.TeamID, Object: "team", CreatedAt: time.Now().UTC()}
 	req.applyTo(&t, limits)
-	err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err = s.cfg.Store.UpdateLocked(ctx, accountLocks(teamBudgetID(owner, t.TeamID)), func(tx store.Tx) error {
 		if _, err := store.GetJSON[storedTeam](ctx, tx, store.Teams, owner+"/"+t.TeamID); err == nil {
 			e := Errorf(http.StatusConflict, KindConflict, "team_id: this key has a team %q already", t.TeamID)
 			e.Param = "team_id"
@@ -364,7 +364,7 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 	_, modelsGiven := given["models"]
 	_, metadataGiven := given["metadata"]
 	var t team
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(teamBudgetID(owner, id)), func(tx store.Tx) error {
 		rec, err := storedTeamOf(ctx, tx, owner, id)
 		if err != nil {
 			return err
@@ -450,7 +450,7 @@ func (s *Server) updateTeam(ctx context.Context, g *completions.Gateway, owner, 
 // the keys revoked.
 func (s *Server) deleteTeams(ctx context.Context, owner string, ids []string) ([]string, error) {
 	var revoked []string
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(eachAccount(ids, func(id string) string { return teamBudgetID(owner, id) })...), func(tx store.Tx) error {
 		for _, id := range ids {
 			if _, err := storedTeamOf(ctx, tx, owner, id); err != nil {
 				return err

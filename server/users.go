@@ -306,7 +306,7 @@ func checkEmailFree(ctx context.Context, rd store.Reader, owner string, u user) 
 // transaction, its memberships of teams (role user): all or nothing. A team owner does not
 // have is a 404 naming teams; a failure reading one is the store's error.
 func (s *Server) createUser(ctx context.Context, owner string, u user, teams []string) error {
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(userBudgetID(owner, u.UserID)), func(tx store.Tx) error {
 		if err := putNewUser(ctx, tx, owner, u); err != nil {
 			return err
 		}
@@ -490,7 +490,7 @@ func (s *Server) deleteUsers(ctx context.Context, owner string, ids []string) ([
 // are not its to revoke).
 func (s *Server) deleteUsersWith(ctx context.Context, owner string, ids []string, keys bool) ([]string, error) {
 	revoked := []string{}
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(eachAccount(ids, func(id string) string { return userBudgetID(owner, id) })...), func(tx store.Tx) error {
 		revoked = revoked[:0]
 		for _, id := range ids {
 			if _, err := storedUserOf(ctx, tx, owner, id); err != nil {

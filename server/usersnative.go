@@ -361,7 +361,7 @@ func (s *Server) updateNativeUser(ctx context.Context, g *completions.Gateway, o
 	_, budgetGiven := given["max_budget_usd"]
 	_, blockedGiven := given["blocked"]
 	var u user
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, accountLocks(userBudgetID(owner, id)), func(tx store.Tx) error {
 		rec, err := storedUserOf(ctx, tx, owner, id)
 		if err != nil {
 			return err

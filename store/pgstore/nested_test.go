@@ -33,7 +33,7 @@ func TestNestedUpdateIsRefused(t *testing.T) {
 		"another process's store": func() error {
 			return replica.UpdateLocked(ctx, hot, func(tx store.Tx) error { return increment(ctx, tx, store.Budgets, "hot") })
 		},
-		"Put": func() error { return st.Put(ctx, store.Budgets, "hot", []byte("7")) },
+		"Put":    func() error { return st.Put(ctx, store.Budgets, "hot", []byte("7")) },
 		"Delete": func() error { return st.Delete(ctx, store.Budgets, "hot") },
 	}
 	want := 0
