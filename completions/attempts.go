@@ -313,6 +313,10 @@ func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bo
 	if err := g.enterModel(ctx, p, b, lists...); err != nil {
 		return 0, err // the model's own bounds: nothing taken from the account
 	}
+	if err := g.pending.admits(ctx, b); err != nil {
+		g.alertRefusal(ctx, p.scope, b, err)
+		return 0, err // spent once its charges the store has yet to take are counted
+	}
 	if leased, st := g.spend.leasedAccounts(b); leased != nil {
 		// The leases of the requests in flight go in the transaction that reserves the call.
 		actx, cancel := p.withDeadline(ctx)
@@ -353,6 +357,10 @@ func (g *Gateway) budgetUsable(ctx context.Context, scope Scope) error {
 		return nil
 	}
 	if err := b.usable(ctx); err != nil {
+		g.alertRefusal(ctx, scope, b, err)
+		return err
+	}
+	if err := g.pending.admits(ctx, b); err != nil {
 		g.alertRefusal(ctx, scope, b, err)
 		return err
 	}
@@ -1112,6 +1120,8 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 		}
 		if err != nil {
 			g.log.WarnContext(ctx, "completions: charging the scoped key's budget", "tag", p.scope.Tag, "err", err)
+			// What the store did not take is kept and applied again: the tokens were spent.
+			g.pending.keep(ctx, p.scope, tokens, c.Spent(), complete, chargeFailures(err))
 		}
 		if f := g.opts.BudgetAlert; f != nil {
 			for _, a := range alerts {

@@ -129,6 +129,9 @@ type sharedBudget struct {
 	// InFlight are the requests the processes sharing the account (Options.SharedLimits)
 	// admitted and have not ended: one lease per process (spendlease.go).
 	InFlight []spendLease `json:"in_flight,omitempty"`
+	// Applied are the ids of the last pending charges applied to the account (at most
+	// maxAppliedCharges; pendingcharges.go), so that none is applied twice.
+	Applied []string `json:"applied_charges,omitempty"`
 }
 
 // CreateSharedBudget stores a new account id with limits l and nothing used, and returns
@@ -551,6 +554,9 @@ func (b *Budget) chargeOwn(ctx context.Context, tokens int64, cost float64, answ
 		})
 		done(err == nil)
 		if err != nil {
+			if !errors.Is(err, ErrBudgetGone) {
+				err = &chargeError{accounts: []*Budget{b}, models: []string{model}, err: err}
+			}
 			return nil, AccountState{}, err
 		}
 		return alerts, state, nil

@@ -288,7 +288,11 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 	})
 	done(err == nil)
 	if err != nil {
-		return nil, nil, errors.Join(err, gone)
+		// None was charged: each is kept to charge again (one deleted meanwhile is then
+		// found gone).
+		failed := &chargeError{accounts: accounts, models: make([]string, len(accounts)), err: err}
+		failed.models[0] = model
+		return nil, nil, errors.Join(failed, gone)
 	}
 	return alerts, states, gone
 }

@@ -397,7 +397,8 @@ type Gateway struct {
 	opts     Options
 	log      *slog.Logger
 	breakers *breakers
-	spend    spendGate // budgets' requests in flight (USD and token bounds)
+	spend    spendGate      // budgets' requests in flight (USD and token bounds)
+	pending  pendingCharges // answered requests' charges the store did not take, applied again
 	// rt is the routing table: the model groups with their members' limits and timeouts,
 	// and the price catalogue (Options' at New; SetRoutes swaps in another, under swapMu).
 	rt      atomic.Pointer[routeTable]
@@ -560,6 +561,7 @@ func New(opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: opts, log: opts.Logger, breakers: newBreakers(opts.Breaker, opts.Logger), shuffle: newDraws(opts.Rand)}
+	g.pending.log, g.pending.alert = opts.Logger, opts.BudgetAlert
 	g.rt.Store(rt)
 	g.spend.share(opts.SharedLimits, g.log.WarnContext)
 	g.breakers.share(opts.SharedLimits)
@@ -583,15 +585,23 @@ func New(opts Options) (*Gateway, error) {
 	return g, nil
 }
 
+// PendingCharges reports the charges of answered requests that their budget's store did
+// not take (it was down, its disk full, PostgreSQL restarting), kept and applied again in
+// the background until it does: how many are still pending and what they hold, and how
+// many were applied later or lost. Admission counts a key's pending charges as spent.
+func (g *Gateway) PendingCharges() PendingChargeStats { return g.pending.stats() }
+
 // Close cuts the background responses under way (they end failed, saying so) and waits for
-// them to record their end. It commits the turns queued by WriteBehind and stops the background writer; turns
+// them to record their end. It tries once more the charges the store did not take
+// (PendingCharges), logging those it still does not as lost. It commits the turns queued by WriteBehind and stops the background writer; turns
 // saved afterwards are written through. It also waits for the response cache's writes
 // under way (answers made afterwards are not cached). It returns ctx's error if ctx ends
 // first (the writers then go on in the background). Close the Gateway before its Store.
 func (g *Gateway) Close(ctx context.Context) error {
 	// Background responses under way end failed (their end is written to the store).
 	berr := g.bg.close(ctx)
-	cerr := errors.Join(berr, g.cacheWrites.close(ctx))
+	// Their charges, and those the store did not take before, are tried once more.
+	cerr := errors.Join(berr, g.pending.close(ctx), g.cacheWrites.close(ctx))
 	if g.writer == nil {
 		return cerr
 	}

@@ -52,6 +52,10 @@ var (
 	// matching ErrNested rather than wait for a lock or a record the outer transaction
 	// holds until it ends, which it never would.
 	ErrNested = errors.New("store: Update called inside another Update's function (use its Tx)")
+	// ErrCommitUnknown means an Update's commit was sent but its outcome never came back
+	// (the connection to the database broke): its writes may or may not have been kept. A
+	// caller that runs it again must make it idempotent (a write that records its own id).
+	ErrCommitUnknown = errors.New("store: the outcome of the commit is unknown")
 )
 
 // Collection names a group of records. Keys are unique within a collection.

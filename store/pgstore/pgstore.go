@@ -622,9 +622,21 @@ func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) e
 		return t.touched, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return t.touched, fmt.Errorf("pgstore: commit: %w", err)
+		return t.touched, commitError(err)
 	}
 	return nil, nil
+}
+
+// commitError is the error of a commit that failed: one the server answered (a
+// serialization failure, a full disk; its transaction rolled back) as it is, else (the
+// connection broke or the context ended before the answer came) marked with
+// store.ErrCommitUnknown, the transaction maybe committed.
+func commitError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) || errors.Is(err, pgx.ErrTxCommitRollback) {
+		return fmt.Errorf("pgstore: commit: %w", err)
+	}
+	return fmt.Errorf("pgstore: commit: %w: %w", store.ErrCommitUnknown, err)
 }
 
 // runLocked is runTx holding the session advisory locks ids: taken before the
@@ -677,7 +689,7 @@ func (d *Driver) runLocked(ctx context.Context, ids []lockID, fn func(tx store.T
 	if conn.Conn().PgConn().TxStatus() != 'I' {
 		conn.Conn().Close(context.WithoutCancel(ctx)) // the commit's outcome unknown: as pgx's Commit
 	}
-	return t.touched, fmt.Errorf("pgstore: commit: %w", err)
+	return t.touched, commitError(err)
 }
 
 // Close closes the pool. Later calls return store.ErrClosed.

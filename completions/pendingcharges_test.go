@@ -1,0 +1,197 @@
+package completions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/memstore"
+)
+
+// fakeChargeFaultDriver is a test fake of a store that fails some of the transactions
+// writing budget accounts, in order: plan[i] is the fate of the i-th such transaction —
+// "fail" rolls it back with an error (the store down, its disk full), "unknown" commits it
+// and answers store.ErrCommitUnknown (the connection broke at the commit), "" commits it.
+// Past the plan they commit.
+type fakeChargeFaultDriver struct {
+	*memstore.Driver
+	mu   sync.Mutex
+	plan []string
+	n    int // budget-writing transactions so far
+}
+
+var errFakeStoreDown = errors.New("fake store: connection refused")
+
+func (d *fakeChargeFaultDriver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
+	var fate string
+	err := d.Driver.Update(ctx, func(tx store.Tx) error {
+		var puts int64
+		if err := fn(budgetCountingTx{Tx: tx, puts: &puts}); err != nil {
+			return err
+		}
+		if puts > 0 {
+			d.mu.Lock()
+			if d.n < len(d.plan) {
+				fate = d.plan[d.n]
+			}
+			d.n++
+			d.mu.Unlock()
+		}
+		if fate == "fail" {
+			return errFakeStoreDown
+		}
+		return nil
+	})
+	if err == nil && fate == "unknown" {
+		return fmt.Errorf("fake store: commit: %w", store.ErrCommitUnknown)
+	}
+	return err
+}
+
+func (d *fakeChargeFaultDriver) writes() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n
+}
+
+// pendingGateway is a gateway on a store failing its budget writes as plan says, with a
+// key's account inside a team's (both stored), the pending charges retried at once.
+func pendingGateway(t *testing.T, keyLimits BudgetLimits, plan ...string) (*Gateway, *fakeChargeFaultDriver, *Budget) {
+	t.Helper()
+	ctx := context.Background()
+	d := &fakeChargeFaultDriver{Driver: memstore.NewDriver(), plan: plan}
+	st := store.New(d)
+	g, err := New(Options{Providers: fakeRegistry{"up": instantFake{}}, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.pending.first, g.pending.maxGap = time.Millisecond, 2*time.Millisecond
+	key, err := CreateSharedBudget(ctx, st, "key/vk", keyLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	team, err := CreateSharedBudget(ctx, st, "team/t", BudgetLimits{MaxTokens: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key.SetParent(team, "t")
+	d.mu.Lock()
+	d.n = 0 // the plan counts from the first request's writes
+	d.mu.Unlock()
+	return g, d, key
+}
+
+// storedTokens is the tokens account id's record holds.
+func storedTokens(t *testing.T, g *Gateway, id string) int64 {
+	t.Helper()
+	rec, err := store.GetJSON[sharedBudget](context.Background(), g.opts.Store, store.Budgets, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.Used.Tokens
+}
+
+// waitPending waits until no charge is pending (a count, not a timing: the deadline only
+// ends a test that would otherwise hang).
+func waitPending(t *testing.T, g *Gateway) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); g.PendingCharges().Count > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("charges still pending: %+v", g.PendingCharges())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestFailedChargeIsAppliedOnce: the charge of an answered request that the store did not
+// take (down, its disk full, PostgreSQL restarting) was logged and lost: the key and its
+// team were never charged the answer's 20 tokens. It is now kept and applied again until
+// the store takes it, to each account exactly once — also when an attempt's commit got no
+// answer though it was kept (store.ErrCommitUnknown): the account records the charge's id.
+// A first charge whose commit's outcome is unknown is not applied again (it was, here),
+// and is counted.
+func TestFailedChargeIsAppliedOnce(t *testing.T) {
+	ctx := context.Background()
+	t.Run("kept and applied again", func(t *testing.T) {
+		// The request's reservation, its charge failing, then the two accounts' attempts.
+		g, d, key := pendingGateway(t, BudgetLimits{MaxTokens: 100000}, "", "fail", "fail", "unknown", "unknown", "fail")
+		if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+			t.Fatal(err)
+		}
+		waitPending(t, g)
+		for _, id := range []string{"key/vk", "team/t"} {
+			if got := storedTokens(t, g, id); got != 20 {
+				t.Errorf("%s: %d tokens charged, want the answer's 20 once", id, got)
+			}
+		}
+		if s := g.PendingCharges(); s.Applied != 2 || s.Lost != 0 || s.Count != 0 {
+			t.Errorf("pending charges: %+v, want 2 applied (the key's and the team's)", s)
+		}
+		if d.writes() < 5 {
+			t.Errorf("%d budget writes, want 5 at least: the charge and an account's attempts failing or unanswered", d.writes())
+		}
+		d.mu.Lock()
+		d.plan = nil // what is left of it (an attempt finding its charge applied writes nothing)
+		d.mu.Unlock()
+		// Later requests are charged as ever.
+		if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+			t.Fatal(err)
+		}
+		if got := storedTokens(t, g, "key/vk"); got != 40 {
+			t.Errorf("after another request: %d tokens, want 40", got)
+		}
+	})
+	t.Run("first commit unknown", func(t *testing.T) {
+		g, _, key := pendingGateway(t, BudgetLimits{MaxTokens: 100000}, "", "unknown")
+		if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+			t.Fatal(err)
+		}
+		if got := storedTokens(t, g, "key/vk"); got != 20 {
+			t.Errorf("key: %d tokens, want 20 (applied by the commit whose answer was lost, not again)", got)
+		}
+		if s := g.PendingCharges(); s.Unknown != 2 || s.Count != 0 || s.Applied != 0 {
+			t.Errorf("pending charges: %+v, want 2 unknown, none kept", s)
+		}
+	})
+}
+
+// TestPendingChargesCountAtAdmission: while a key's answered charge waits for the store,
+// the key's admission counts it as spent, so a store blip does not let the key spend past
+// its bound: with 30 tokens allowed, 20 stored and 20 pending the next request is refused
+// (counting only what is stored, it was let in). Close then applies the pending charge.
+func TestPendingChargesCountAtAdmission(t *testing.T) {
+	ctx := context.Background()
+	g, d, key := pendingGateway(t, BudgetLimits{MaxTokens: 30}, "", "fail", "fail", "fail")
+	g.pending.first, g.pending.maxGap = time.Hour, time.Hour // one attempt now, the next at Close
+	if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); d.writes() < 4; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pending charges were never attempted")
+		}
+	}
+	if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+		t.Fatalf("second request (none stored, 20 pending of 30): %v", err)
+	}
+	if s := g.PendingCharges(); s.Count != 2 || s.Tokens != 40 {
+		t.Fatalf("pending charges: %+v, want the first request's two accounts", s)
+	}
+	_, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m"))
+	if !errors.Is(err, ErrBudgetExceeded) {
+		t.Fatalf("third request (20 stored, 20 pending of 30): %v, want ErrBudgetExceeded", err)
+	}
+	if err := g.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := storedTokens(t, g, "key/vk"); got != 40 {
+		t.Errorf("after Close: %d tokens stored, want 40 (the pending charge applied)", got)
+	}
+	if s := g.PendingCharges(); s.Count != 0 || s.Applied != 2 || s.Lost != 0 {
+		t.Errorf("after Close: %+v", s)
+	}
+}
