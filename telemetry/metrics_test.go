@@ -392,3 +392,38 @@ func TestAudioMetrics(t *testing.T) {
 		t.Errorf("scrape:\n%s", grepLines(body, "speech"))
 	}
 }
+
+// TestPendingChargeGauges: the budget charges the store did not take are scraped as gauges
+// (pending, their USD and tokens, the oldest's wait) and counters (applied, lost, unknown).
+func TestPendingChargeGauges(t *testing.T) {
+	m := New(Options{})
+	m.PendingCharges(func() completions.PendingChargeStats {
+		return completions.PendingChargeStats{Count: 3, CostUSD: 0.25, Tokens: 60, Oldest: time.Now().Add(-time.Minute), Applied: 7, Lost: 1, Unknown: 2}
+	})
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatalf("scrape failed: %v", err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, mt := range f.GetMetric() {
+			switch {
+			case mt.GetGauge() != nil:
+				got[f.GetName()] = mt.GetGauge().GetValue()
+			case mt.GetCounter() != nil:
+				got[f.GetName()] = mt.GetCounter().GetValue()
+			}
+		}
+	}
+	want := map[string]float64{"switchyard_budget_pending_charges": 3, "switchyard_budget_pending_charges_cost_usd": 0.25,
+		"switchyard_budget_pending_charges_tokens": 60, "switchyard_budget_pending_charges_applied_total": 7,
+		"switchyard_budget_pending_charges_lost_total": 1, "switchyard_budget_pending_charges_unknown_total": 2}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
+		}
+	}
+	if w := got["switchyard_budget_pending_charge_oldest_seconds"]; w < 59 {
+		t.Errorf("oldest pending charge's wait = %v s, want about 60", w)
+	}
+}

@@ -250,6 +250,7 @@ func (o *observability) watchServices(w *wiring) {
 	}
 	o.metrics.Breakers(w.gateway.BreakerStates)
 	o.metrics.Latencies(w.gateway.Latencies)
+	o.metrics.PendingCharges(w.gateway.PendingCharges)
 	if w.health != nil {
 		o.metrics.ModelHealth(w.health.Latest)
 	}
