@@ -145,7 +145,7 @@ func (pc *pendingCharges) keep(ctx context.Context, scope Scope, tokens int64, c
 				owner: scope.Owner, tag: scope.Tag, since: now, next: now}
 			if !pc.add(c) {
 				pc.lost.Add(1)
-				pc.log.ErrorContext(ctx, "completions: a budget charge the store did not take is lost: too many pending",
+				pc.log.ErrorContext(ctx, "completions: a budget charge the store did not take is lost: too many pending, or the gateway closed",
 					"budget", x.id, "tokens", tokens, "cost_usd", cost, "pending", maxPendingCharges, "err", f.err)
 				continue
 			}
