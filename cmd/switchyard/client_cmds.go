@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -141,6 +142,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	promptColumn := fs.String("prompt-column", "", "with --file: read it as Not Diamond's joint CSV, prompts in this column")
 	minimize := fs.Bool("minimize", false, "with --file and --prompt-column: lower scores are better (Not Diamond's maximize=False)")
 	llmProviders := fs.String("llm-providers", "", "with --file and --prompt-column: comma-separated provider/model to route among (default: every score column)")
+	customRouter := fs.Bool("custom-router", false, "with --file and --prompt-column: train a preference's router as Not Diamond's CustomRouter.fit does (/v2/pzn/trainCustomRouter) and print its preference id")
+	preferenceID := fs.String("preference-id", "", "with --custom-router (implied): retrain this preference's router (pref_...) instead of making a new preference")
 	pollEvery := fs.Duration("poll", 2*time.Second, "how often to poll the job's status")
 	noWait := fs.Bool("no-wait", false, "start the job and print its id without waiting")
 	jobID := fs.String("job", "", "follow an existing training job instead of starting one")
@@ -161,6 +164,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errors.New("--prompt-column, --minimize and --llm-providers need --file")
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["preference-id"] && strings.TrimSpace(*preferenceID) == "" {
+		fs.Usage()
+		return errors.New("--preference-id: give a preference id (pref_...), or leave the flag out to make a new preference")
+	}
+	custom := *customRouter || *preferenceID != ""
+	if custom && (*file == "" || *promptColumn == "") {
+		fs.Usage()
+		return errors.New("--custom-router and --preference-id need --file and --prompt-column (Not Diamond's joint CSV)")
+	}
 	if len(urls) == 0 && *jobID == "" && *file == "" {
 		fs.Usage()
 		return errors.New("give at least one dataset URL (JSON, JSONL or CSV), --file or --job")
@@ -170,6 +184,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	tr := c.RouterTrainer()
+	preference := "" // the preference a custom router was trained for
 	if *jobID != "" {
 		tr.UseJob(*jobID)
 		if *cancel {
@@ -182,9 +197,18 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	} else {
 		var job *client.TrainingJob
-		if *file != "" {
+		switch {
+		case custom:
+			cj, err := trainCustomRouter(ctx, tr, *file, *promptColumn, &client.CustomRouterOptions{PreferenceID: *preferenceID, Minimize: *minimize, LLMProviders: splitList(*llmProviders)})
+			if err != nil {
+				return err
+			}
+			preference = cj.PreferenceID
+			job = &client.TrainingJob{TrainingJobID: cj.TrainingJobID, Status: cj.Status, Version: cj.Version}
+			fmt.Fprintf(stderr, "preference %s\n", preference)
+		case *file != "":
 			job, err = trainUpload(ctx, tr, *file, &client.UploadOptions{PromptColumn: *promptColumn, Minimize: *minimize, LLMProviders: splitList(*llmProviders)})
-		} else {
+		default:
 			job, err = tr.Train(ctx, urls...)
 		}
 		if err != nil {
@@ -192,7 +216,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stderr, "training job %s %s (version %s)\n", job.TrainingJobID, job.Status, job.Version)
 		if *noWait {
-			fmt.Fprintln(stdout, job.TrainingJobID)
+			fmt.Fprintln(stdout, cmp.Or(preference, job.TrainingJobID)) // what the caller routes with, else follows
 			return nil
 		}
 	}
@@ -224,10 +248,28 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if cf.jsonOut {
-		return printJSON(stdout, map[string]any{"job": last, "model": m})
+		out := map[string]any{"job": last, "model": m}
+		if preference != "" {
+			out["preference_id"] = preference
+		}
+		return printJSON(stdout, out)
 	}
 	writeRouterSummary(stdout, last, m)
+	if preference != "" {
+		fmt.Fprintf(stdout, "Preference  %s  (route with select --preference-id %s)\n", preference, preference)
+	}
 	return nil
+}
+
+// trainCustomRouter uploads the joint CSV at path to /v2/pzn/trainCustomRouter (switchyard
+// train --custom-router / --preference-id).
+func trainCustomRouter(ctx context.Context, tr *client.RouterTrainer, path, promptColumn string, opts *client.CustomRouterOptions) (*client.CustomRouterJob, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--file: %w", err)
+	}
+	defer f.Close()
+	return tr.TrainCustomRouter(ctx, filepath.Base(path), f, promptColumn, opts)
 }
 
 // trainUpload uploads the local dataset file path (switchyard train --file).

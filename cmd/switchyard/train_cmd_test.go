@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchyard-ai/switchyard/fetch"
 	"github.com/switchyard-ai/switchyard/inference"
+	"github.com/switchyard-ai/switchyard/routing"
 	"github.com/switchyard-ai/switchyard/server"
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/trainer"
@@ -167,5 +168,50 @@ func TestTrainFileCommand(t *testing.T) {
 	}
 	if code, _, errOut = cli(t, "train", "--file", path, "https://example.com/d.csv"); code != 1 || !strings.Contains(errOut, "not both") {
 		t.Fatalf("--file with URLs: %d %s", code, errOut)
+	}
+}
+
+// switchyard train --custom-router trains a preference's router from a joint CSV as Not
+// Diamond's CustomRouter.fit does (/v2/pzn/trainCustomRouter) and prints the preference to
+// route with; --preference-id retrains that preference's router; both need the joint CSV,
+// and --preference-id "" is a usage error naming it.
+func TestTrainCustomRouterCommand(t *testing.T) {
+	url := cliServer(t, func(st *store.Store) []server.Option {
+		svc, err := trainer.New(st, trainer.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel := routing.NewSelector(routing.Options{Store: st, CustomModels: routing.TrainerModels(svc)})
+		return []server.Option{server.CustomRouters(svc), server.ModelSelection(sel)}
+	})
+	t.Setenv("SWITCHYARD_BASE_URL", url)
+	t.Setenv("SERVICE_API_KEY", cliKey)
+	var joint strings.Builder
+	joint.WriteString("prompt,openai/gpt-4o/score,openai/gpt-4o-mini/score\n")
+	for i := range 12 {
+		joint.WriteString("question number " + strings.Repeat("x", i+1) + ",1,0\n")
+	}
+	path := filepath.Join(t.TempDir(), "joint.csv")
+	if err := os.WriteFile(path, []byte(joint.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "train", "--no-wait", "--custom-router", "--file", path, "--prompt-column", "prompt")
+	pref := strings.TrimSpace(out)
+	if code != 0 || !strings.HasPrefix(pref, "pref_") || !strings.Contains(errOut, "preference "+pref) {
+		t.Fatalf("--custom-router: %d %q %s", code, out, errOut)
+	}
+	code, out, errOut = cli(t, "train", "--no-wait", "--preference-id", pref, "--file", path, "--prompt-column", "prompt")
+	if code != 0 || strings.TrimSpace(out) != pref {
+		t.Fatalf("--preference-id retrain: %d %q %s", code, out, errOut)
+	}
+	code, _, errOut = cli(t, "train", "--no-wait", "--preference-id", "pref_nosuch", "--file", path, "--prompt-column", "prompt")
+	if code != 1 || !strings.Contains(errOut, "preference_id") {
+		t.Fatalf("an unknown preference: %d %s", code, errOut)
+	}
+	if code, _, errOut = cli(t, "train", "--custom-router", "--file", path); code != 1 || !strings.Contains(errOut, "need --file and --prompt-column") {
+		t.Fatalf("--custom-router without --prompt-column: %d %s", code, errOut)
+	}
+	if code, _, errOut = cli(t, "train", "--preference-id", "", "--file", path, "--prompt-column", "prompt"); code != 1 || !strings.Contains(errOut, "--preference-id") {
+		t.Fatalf("--preference-id \"\": %d %s", code, errOut)
 	}
 }
