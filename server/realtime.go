@@ -258,8 +258,12 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 			return nil
 		}
 	}
-	err = rel.run(ctx, client, up, newRealtimeMeter(sess, endCtx).observe)
+	limits := realtimeLimits{idle: s.cfg.RealtimeSessionIdleTimeout, longest: s.cfg.RealtimeSessionMaxDuration}
+	err = rel.run(ctx, client, up, newRealtimeMeter(sess, endCtx).observe, limits)
 	sess.End(endCtx, err)
+	if errors.Is(err, errRealtimeSessionIdle) || errors.Is(err, errRealtimeSessionTooLong) {
+		s.log.InfoContext(ctx, "closed a realtime session at the gateway's limit", "model", sess.Model(), "why", err)
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.log.WarnContext(ctx, "realtime session ended abnormally", "model", sess.Model(), "err", err)
 	}
@@ -347,33 +351,93 @@ type relayEnd struct {
 	err        error // the reading side's close (a websocket.CloseError) or failure; or the writing side's failure
 }
 
+// Defaults of Config.RealtimeSessionIdleTimeout and Config.RealtimeSessionMaxDuration, as
+// a realtime call's (OpenAI ends a realtime session after 60 minutes itself).
+const (
+	DefaultRealtimeSessionIdleTimeout = DefaultRealtimeCallIdleTimeout
+	DefaultRealtimeSessionMaxDuration = DefaultRealtimeCallMaxDuration
+)
+
+// realtimeLimits bound a WebSocket realtime session (Config.RealtimeSessionIdleTimeout,
+// Config.RealtimeSessionMaxDuration); a bound of 0 or less is none.
+type realtimeLimits struct {
+	idle    time.Duration // no message either way for this long ends the session
+	longest time.Duration // the session ends once it has lasted this long
+}
+
+// Why the gateway closes a WebSocket realtime session of its own accord
+// (Config.RealtimeSessionIdleTimeout, Config.RealtimeSessionMaxDuration).
+var (
+	errRealtimeSessionIdle    = errors.New("no message either way past the session's idle limit")
+	errRealtimeSessionTooLong = errors.New("the session lasted the longest a session may")
+)
+
+// realtimeLimitCode is the close code a session ended at a gateway limit gets: 1008, the
+// gateway's policy (not a normal end the client asked for, nor a server going away).
+const realtimeLimitCode = websocket.StatusPolicyViolation
+
 // run relays messages both ways, each as it came (its type and bytes), billing the usage
 // of each upstream response.done before it is handed on, until one side closes or fails,
-// ctx ends or stop is called; then it closes both sides (the closing side's code and
-// reason handed to the other; 1001 at shutdown) and waits for both directions to end. It
-// returns why the session ended: nil when a side closed it normally (1000 or 1001);
-// context.Canceled (with the cause) when the client went away without a close or the server
-// shut it down; the failure otherwise.
-func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn, bill func(msg []byte)) error {
+// ctx ends, stop is called or one of limits is reached; then it closes both sides (the
+// closing side's code and reason handed to the other; 1001 at shutdown; at a limit the
+// client is sent an error event saying which and both are closed with 1008) and waits for
+// both directions to end. It returns why the session ended: nil when a side closed it
+// normally (1000 or 1001); context.Canceled (with the cause) when the client went away
+// without a close, the server shut it down or a limit ended it (errRealtimeSessionIdle,
+// errRealtimeSessionTooLong); the failure otherwise.
+func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn, bill func(msg []byte), limits realtimeLimits) error {
 	// The reads and writes do not take parent: a cancelled context makes the library cut
 	// the connection without a close, where the server closes it with 1001.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	defer cancel()
 	ends := make(chan relayEnd, 2)
-	go func() { ends <- relayEnd{fromClient: true, err: pump(ctx, client, up, nil)} }()
-	go func() { ends <- relayEnd{err: pump(ctx, up, client, bill)} }()
+	heard := make(chan struct{}, 1) // a message went either way: the idle limit starts again
+	go func() { ends <- relayEnd{fromClient: true, err: pump(ctx, client, up, nil, heard)} }()
+	go func() { ends <- relayEnd{err: pump(ctx, up, client, bill, heard)} }()
+	var idleC, maxC <-chan time.Time
+	var idle *time.Timer
+	if limits.idle > 0 {
+		idle = time.NewTimer(limits.idle)
+		defer idle.Stop()
+		idleC = idle.C
+	}
+	if limits.longest > 0 {
+		longest := time.NewTimer(limits.longest)
+		defer longest.Stop()
+		maxC = longest.C
+	}
 	pending := 2
 	var sessionErr error
-	select {
-	case first := <-ends:
-		pending--
-		sessionErr = closeOther(first, client, up)
-	case <-rel.done:
-		sessionErr = rel.cause
-		closeBoth(client, up, websocket.StatusGoingAway, "server shutting down")
-	case <-parent.Done():
-		sessionErr = fmt.Errorf("%w: %w", context.Canceled, context.Cause(parent))
-		closeBoth(client, up, websocket.StatusGoingAway, "server shutting down")
+wait:
+	for {
+		select {
+		case <-heard:
+			if idle != nil {
+				idle.Reset(limits.idle) // no stale tick after Reset (Go 1.23 timers)
+			}
+		case first := <-ends:
+			pending--
+			sessionErr = closeOther(first, client, up)
+			break wait
+		case <-rel.done:
+			sessionErr = rel.cause
+			closeBoth(client, up, websocket.StatusGoingAway, "server shutting down")
+			break wait
+		case <-parent.Done():
+			sessionErr = fmt.Errorf("%w: %w", context.Canceled, context.Cause(parent))
+			closeBoth(client, up, websocket.StatusGoingAway, "server shutting down")
+			break wait
+		case <-idleC:
+			sessionErr = fmt.Errorf("%w: %w (%s)", context.Canceled, errRealtimeSessionIdle, limits.idle)
+			closeAtLimit(ctx, client, up, "session_idle_timeout",
+				fmt.Sprintf("The session was closed by the gateway: no event either way for %s.", limits.idle))
+			break wait
+		case <-maxC:
+			sessionErr = fmt.Errorf("%w: %w (%s)", context.Canceled, errRealtimeSessionTooLong, limits.longest)
+			closeAtLimit(ctx, client, up, "session_expired",
+				fmt.Sprintf("The session hit the gateway's maximum duration of %s.", limits.longest))
+			break wait
+		}
 	}
 	// The other direction ends once its connection is closed.
 	t := time.NewTimer(realtimeCloseWait)
@@ -391,19 +455,39 @@ func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn
 	return sessionErr
 }
 
+// closeAtLimit ends a session at one of the gateway's limits: the client is told why in an
+// error event (OpenAI's shape, with code), then both sides are closed with 1008 and the
+// reason (a close reason holds at most 123 bytes).
+func closeAtLimit(ctx context.Context, client, up *websocket.Conn, code, message string) {
+	ev, _ := json.Marshal(map[string]any{"type": "error", "event_id": "event_gateway_limit",
+		"error": map[string]any{"type": "invalid_request_error", "code": code, "message": message}})
+	wctx, cancel := context.WithTimeout(ctx, realtimeCloseWait)
+	client.Write(wctx, websocket.MessageText, ev) // best effort: the close says it too
+	cancel()
+	reason := message
+	if len(reason) > 123 {
+		reason = reason[:123]
+	}
+	closeBoth(client, up, realtimeLimitCode, reason)
+}
+
 // realtimeCloseWait is how long run waits for the sides to finish closing before it cuts
 // their connections.
 const realtimeCloseWait = 10 * time.Second
 
 // pump copies messages from src to dst until one fails, handing each text message to bill
-// before it is handed on (bill nil: none; a realtimeMeter's observe bills what it reports);
-// it returns the failure: src's close or read failure, or dst's write failure (wrapped in
-// errRelayWrite).
-func pump(ctx context.Context, src, dst *websocket.Conn, bill func(msg []byte)) error {
+// before it is handed on (bill nil: none; a realtimeMeter's observe bills what it reports)
+// and telling heard, without waiting, that one came; it returns the failure: src's close
+// or read failure, or dst's write failure (wrapped in errRelayWrite).
+func pump(ctx context.Context, src, dst *websocket.Conn, bill func(msg []byte), heard chan<- struct{}) error {
 	for {
 		typ, msg, err := src.Read(ctx)
 		if err != nil {
 			return err
+		}
+		select {
+		case heard <- struct{}{}:
+		default:
 		}
 		if bill != nil && typ == websocket.MessageText {
 			bill(msg)

@@ -117,6 +117,16 @@ type Config struct {
 	// gateway hangs it up (default DefaultRealtimeCallMaxDuration, OpenAI's own limit of a
 	// realtime session; negative: no bound).
 	RealtimeCallMaxDuration time.Duration
+	// RealtimeSessionIdleTimeout is how long a WebSocket realtime session (/v1/realtime)
+	// may go without a single message either way before the gateway closes it (the client
+	// told why in an error event, both sides closed with 1008), so that a session nobody
+	// uses stops holding its key's max_parallel_requests slot (default
+	// DefaultRealtimeSessionIdleTimeout; negative: no bound).
+	RealtimeSessionIdleTimeout time.Duration
+	// RealtimeSessionMaxDuration is how long a WebSocket realtime session may last in all
+	// before the gateway closes it so (default DefaultRealtimeSessionMaxDuration, OpenAI's
+	// own limit of a realtime session; negative: no bound).
+	RealtimeSessionMaxDuration time.Duration
 }
 
 // Option plugs a capability into the server.
@@ -220,6 +230,12 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	}
 	if cfg.RealtimeCallMaxDuration == 0 {
 		cfg.RealtimeCallMaxDuration = DefaultRealtimeCallMaxDuration
+	}
+	if cfg.RealtimeSessionIdleTimeout == 0 {
+		cfg.RealtimeSessionIdleTimeout = DefaultRealtimeSessionIdleTimeout
+	}
+	if cfg.RealtimeSessionMaxDuration == 0 {
+		cfg.RealtimeSessionMaxDuration = DefaultRealtimeSessionMaxDuration
 	}
 	for i, k := range cfg.APIKeys {
 		if len(k) < MinAPIKeyLength {

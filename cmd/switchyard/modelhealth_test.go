@@ -104,6 +104,8 @@ func TestModelHealthFlagsChecked(t *testing.T) {
 		{[]string{"--request-timeout", "-1m"}, "--request-timeout must be 0 or positive"},
 		{[]string{"--realtime-call-idle-timeout", "-1m"}, "--realtime-call-idle-timeout must be 0 or positive"},
 		{[]string{"--realtime-call-max-duration", "-1h"}, "--realtime-call-max-duration must be 0 or positive"},
+		{[]string{"--realtime-session-idle-timeout", "-1m"}, "--realtime-session-idle-timeout must be 0 or positive"},
+		{[]string{"--realtime-session-max-duration", "-1h"}, "--realtime-session-max-duration must be 0 or positive"},
 		{[]string{"--max-budget-usd", "-10"}, "--max-budget-usd must be 0 (no bound) or positive, got -10"},
 		{[]string{"--model-health-concurrency", "0"}, "--model-health-concurrency must be at least 1, got 0"},
 		{[]string{"--log-format", "yaml"}, "--log-format must be text or json"},

@@ -143,6 +143,10 @@ type connLimits struct {
 	// --realtime-call-max-duration: a realtime call silent, or lasting, that long is hung up
 	// (0: no bound).
 	RealtimeCallIdle, RealtimeCallMax time.Duration
+	// RealtimeSessionIdle and RealtimeSessionMax are --realtime-session-idle-timeout and
+	// --realtime-session-max-duration: a WebSocket realtime session silent either way, or
+	// lasting, that long is closed (0: no bound).
+	RealtimeSessionIdle, RealtimeSessionMax time.Duration
 }
 
 // gatewayFaults are the serve flags of the gateway's fault handling (completions.Options).
@@ -204,6 +208,8 @@ func serveFlags(fs *flag.FlagSet) *serveConfig {
 	fs.DurationVar(&c.Conns.LimitsSync, "limits-sync-interval", time.Second, "with a postgres --store: how often each replica shares the requests and tokens it counted against per-key rates (--requests-per-minute-per-key, virtual keys' requests_per_minute and tokens_per_minute, model group members' rpm and tpm) and the requests it has in flight (keys' and teams' max_parallel_requests; a replica gone stops counting after three intervals), so the bounds hold across replicas give or take this much of their traffic; 0 keeps each replica's count its own")
 	fs.DurationVar(&c.Conns.RealtimeCallIdle, "realtime-call-idle-timeout", server.DefaultRealtimeCallIdleTimeout, "a realtime call (POST /v1/realtime/calls) whose sideband brings no event for this long is hung up by the gateway, freeing the key's max_parallel_requests slot it holds (0: no bound)")
 	fs.DurationVar(&c.Conns.RealtimeCallMax, "realtime-call-max-duration", server.DefaultRealtimeCallMaxDuration, "a realtime call lasting this long is hung up by the gateway (OpenAI ends its sessions at 60 minutes itself; 0: no bound)")
+	fs.DurationVar(&c.Conns.RealtimeSessionIdle, "realtime-session-idle-timeout", server.DefaultRealtimeSessionIdleTimeout, "a WebSocket realtime session (/v1/realtime) with no message either way for this long is closed by the gateway (1008, an error event saying why), freeing the key's max_parallel_requests slot it holds (0: no bound)")
+	fs.DurationVar(&c.Conns.RealtimeSessionMax, "realtime-session-max-duration", server.DefaultRealtimeSessionMaxDuration, "a WebSocket realtime session lasting this long is closed by the gateway (1008; OpenAI ends its sessions at 60 minutes itself; 0: no bound)")
 	fs.StringVar(&c.Conns.TrustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of reverse proxies in front of serve: behind them the client address (failed-auth limit, access log) is read from X-Forwarded-For, and they are exempt from --max-connections-per-client (empty: the header is ignored)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "log-format", "text", "text or json")
@@ -402,20 +408,22 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		Version:      version,
 		CORSOrigins:  splitList(c.CORSOrigins),
 		// Flags say 0 for "no bound"; the server's Config says negative.
-		BodyReadTimeout:         noBoundIfZero(c.Conns.BodyReadTimeout),
-		FailedAuthPerMinute:     c.Conns.FailedAuthPerMinute,
-		RequestsPerMinutePerKey: c.Conns.RequestsPerMinutePerKey,
-		MaxEndUsersPerKey:       c.Conns.EndUsersPerKey,
-		ModelHealthTimeout:      noBoundIfZero(c.ModelHealthTimeout),
-		ModelHealthConcurrency:  c.ModelHealthConcurrency,
-		SharedLimits:            wiring.limits,
-		TrustedProxies:          proxies,
-		Middleware:              obs.middleware(),
-		RejectClientTags:        c.litellm != nil && c.litellm.RejectClientTags, // general_settings.reject_clientside_metadata_tags
-		ProxyMaxBudgetUSD:       c.MaxBudgetUSD,
-		ProxyBudgetDuration:     c.BudgetDuration,
-		RealtimeCallIdleTimeout: noBoundIfZero(c.Conns.RealtimeCallIdle),
-		RealtimeCallMaxDuration: noBoundIfZero(c.Conns.RealtimeCallMax),
+		BodyReadTimeout:            noBoundIfZero(c.Conns.BodyReadTimeout),
+		FailedAuthPerMinute:        c.Conns.FailedAuthPerMinute,
+		RequestsPerMinutePerKey:    c.Conns.RequestsPerMinutePerKey,
+		MaxEndUsersPerKey:          c.Conns.EndUsersPerKey,
+		ModelHealthTimeout:         noBoundIfZero(c.ModelHealthTimeout),
+		ModelHealthConcurrency:     c.ModelHealthConcurrency,
+		SharedLimits:               wiring.limits,
+		TrustedProxies:             proxies,
+		Middleware:                 obs.middleware(),
+		RejectClientTags:           c.litellm != nil && c.litellm.RejectClientTags, // general_settings.reject_clientside_metadata_tags
+		ProxyMaxBudgetUSD:          c.MaxBudgetUSD,
+		ProxyBudgetDuration:        c.BudgetDuration,
+		RealtimeCallIdleTimeout:    noBoundIfZero(c.Conns.RealtimeCallIdle),
+		RealtimeCallMaxDuration:    noBoundIfZero(c.Conns.RealtimeCallMax),
+		RealtimeSessionIdleTimeout: noBoundIfZero(c.Conns.RealtimeSessionIdle),
+		RealtimeSessionMaxDuration: noBoundIfZero(c.Conns.RealtimeSessionMax),
 	}, opts...)
 	if err != nil {
 		return err
@@ -759,6 +767,8 @@ func (c *serveConfig) checkValues() error {
 		{"--body-read-timeout", c.Conns.BodyReadTimeout},
 		{"--realtime-call-idle-timeout", c.Conns.RealtimeCallIdle},
 		{"--realtime-call-max-duration", c.Conns.RealtimeCallMax},
+		{"--realtime-session-idle-timeout", c.Conns.RealtimeSessionIdle},
+		{"--realtime-session-max-duration", c.Conns.RealtimeSessionMax},
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("%s must be 0 or positive, got %s", d.flag, d.v)
