@@ -108,9 +108,11 @@ type RealtimeSession struct {
 	responses int
 	// transcriptions counts the input audio transcriptions billed (BillTranscription).
 	transcriptions int
-	lastBill       time.Time
-	ttft           time.Duration
-	once           sync.Once
+	// transcription marks a transcription-only session (BeginRealtimeTranscription).
+	transcription bool
+	lastBill      time.Time
+	ttft          time.Duration
+	once          sync.Once
 }
 
 // BeginRealtime admits a realtime session of scope with model: a realtime model
@@ -131,10 +133,16 @@ func (g *Gateway) BeginRealtime(ctx context.Context, scope Scope, model string, 
 	if err != nil {
 		return nil, err
 	}
+	return g.beginRealtime(ctx, scope, model, tags, targets)
+}
+
+// beginRealtime admits a session of scope with model, which resolved to targets.
+func (g *Gateway) beginRealtime(ctx context.Context, scope Scope, model string, tags []string, targets []target) (*RealtimeSession, error) {
 	if err := CheckTags("tags", tags); err != nil {
 		return nil, err
 	}
-	if scope, err = g.withTagBudgets(ctx, scope, tags); err != nil {
+	scope, err := g.withTagBudgets(ctx, scope, tags)
+	if err != nil {
 		return nil, err
 	}
 	p, err := g.enterOp(ctx, scope, model, tags, targets)
@@ -196,6 +204,15 @@ func (s *RealtimeSession) Model() string {
 // or *ModelRateError) when none opened, or the context's.
 func (s *RealtimeSession) Dial(ctx context.Context, header http.Header) (*websocket.Conn, error) {
 	var conn *websocket.Conn
+	if s.transcription {
+		// A transcription session: its address names no model (the session update does).
+		err := s.eachMember(ctx, func(t target) bool { return servesRealtimeTranscription(t.p) }, nil, func(t target) error {
+			var err error
+			conn, err = t.p.(providers.RealtimeTranscriptionDialer).DialRealtimeTranscription(ctx, t.model, header)
+			return err
+		})
+		return conn, err
+	}
 	err := s.eachMember(ctx, func(t target) bool {
 		_, ok := t.p.(providers.RealtimeDialer)
 		return ok
@@ -429,6 +446,9 @@ func (s *RealtimeSession) end(ctx context.Context, err error) {
 	s.mu.Unlock()
 	if n == 0 {
 		costs = g.realtimeCost(p, t, providers.RealtimeUsage{})
+		if s.transcription {
+			costs = g.audioCost(p, t, providers.AudioUsage{})
+		}
 	}
 	now := g.opts.Now()
 	r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationRealtime, Stream: true,

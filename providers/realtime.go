@@ -49,6 +49,39 @@ func (o *OpenAI) DialRealtime(ctx context.Context, model string, header http.Hea
 	return o.dialRealtime(ctx, model, o.RealtimeURL(model), header)
 }
 
+// RealtimeTranscriptionDialer is implemented by the adapters that open transcription-only
+// sessions of OpenAI's Realtime API (a WebSocket with intent=transcription, whose
+// transcription model a session update names, not the address): OpenAI's format, and
+// Azure OpenAI's.
+type RealtimeTranscriptionDialer interface {
+	// DialRealtimeTranscription opens a transcription session to be run with model (the
+	// provider's name of the transcription model: it picks the credential, as the session
+	// update names it), with header as DialRealtime takes it. Errors as DialRealtime's.
+	DialRealtimeTranscription(ctx context.Context, model string, header http.Header) (*websocket.Conn, error)
+}
+
+// RealtimeTranscriptionURL is the address of a transcription session (https, which a
+// WebSocket dial takes as wss): OpenAI's {base}/realtime?intent=transcription (OpenAI
+// refuses a model in it); Azure OpenAI's
+// {endpoint}/openai/realtime?api-version={version}&intent=transcription, or with its v1
+// API {endpoint}/openai/v1/realtime?intent=transcription.
+func (o *OpenAI) RealtimeTranscriptionURL() string {
+	const q = "intent=transcription"
+	switch {
+	case o.azure == nil:
+		return operationURL(o.baseURL, "/realtime?"+q)
+	case o.azure.v1:
+		return o.baseURL + "/openai/v1/realtime?" + q
+	}
+	return o.baseURL + "/openai/realtime" + o.azure.query + "&" + q
+}
+
+// DialRealtimeTranscription implements RealtimeTranscriptionDialer: a WebSocket to
+// RealtimeTranscriptionURL with the adapter's credential for model, as DialRealtime.
+func (o *OpenAI) DialRealtimeTranscription(ctx context.Context, model string, header http.Header) (*websocket.Conn, error) {
+	return o.dialRealtime(ctx, model, o.RealtimeTranscriptionURL(), header)
+}
+
 // realtimeHeader is header with the adapter's configured headers and its credential for
 // model.
 func (o *OpenAI) realtimeHeader(ctx context.Context, model string, header http.Header) (http.Header, error) {

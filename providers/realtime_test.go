@@ -81,3 +81,48 @@ func TestDialRealtime(t *testing.T) {
 		t.Errorf("without a key: %v", err)
 	}
 }
+
+// TestDialRealtimeTranscription: a transcription session is dialled with intent=transcription
+// and no model (OpenAI refuses one: the session update names the transcription model), with
+// the adapter's credential: OpenAI's {base}/realtime, Azure OpenAI's api-version URL (no
+// deployment) or its v1 API's.
+func TestDialRealtimeTranscription(t *testing.T) {
+	var mu sync.Mutex
+	var got *http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = r.Clone(context.Background())
+		mu.Unlock()
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		c.Close(websocket.StatusNormalClosure, "")
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name      string
+		d         providers.RealtimeTranscriptionDialer
+		path, q   string
+		auth, val string
+	}{
+		{"openai", providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: srv.URL + "/v1", APIKey: "sk-server"}), "/v1/realtime", "intent=transcription", "Authorization", "Bearer sk-server"},
+		{"azure", providers.NewAzure(providers.AzureConfig{Config: providers.Config{BaseURL: srv.URL, APIKey: "az-key"}, APIVersion: "2025-04-01-preview"}),
+			"/openai/realtime", "api-version=2025-04-01-preview&intent=transcription", "Api-Key", "az-key"},
+		{"azure v1", providers.NewAzure(providers.AzureConfig{Config: providers.Config{BaseURL: srv.URL, APIKey: "az-key"}, APIVersion: "v1"}),
+			"/openai/v1/realtime", "intent=transcription", "Api-Key", "az-key"},
+	} {
+		conn, err := c.d.DialRealtimeTranscription(ctx, "gpt-4o-transcribe", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		conn.CloseNow()
+		mu.Lock()
+		r := got
+		mu.Unlock()
+		if r.URL.Path != c.path || r.URL.RawQuery != c.q || r.Header.Get(c.auth) != c.val {
+			t.Errorf("%s dialled %s with %v", c.name, r.URL, r.Header)
+		}
+	}
+}

@@ -151,6 +151,7 @@ func Completions(g *completions.Gateway) Option {
 		s.audioRoutes(g)
 		s.realtimeRoutes(g)
 		s.realtimeSecretRoutes(g)
+		s.realtimeTranscriptionRoutes(g)
 		s.realtimeCallRoutes(g)
 		s.conversationRoutes(g)
 		s.keyRoutes(g)

@@ -173,8 +173,9 @@ func (s *Server) realtimeRoutes(g *completions.Gateway) {
 	s.handleGateway(Route{Method: "GET", Path: realtimePath,
 		Summary: "OpenAI-compatible Realtime API: a WebSocket relayed as it is to the provider's realtime session (wss://api.openai.com/v1/realtime?model=…, or an Azure OpenAI realtime deployment), with the gateway's key (Authorization: Bearer, or a browser's subprotocol openai-insecure-api-key.<key>; the subprotocol realtime is selected); held to the key's models and budget before the upgrade, each response.done's usage billed as it comes and the session recorded once at its end",
 		Tags:    []string{"Completions"}, ScopedKeys: true, Errors: realtimeErrors,
-		Query: []QueryParam{{Name: "model", Required: true, Description: "the realtime model: gpt-realtime, openai/gpt-realtime, azure/{deployment}, or a model group of realtime models"},
-			{Name: "deployment", Description: "Azure OpenAI's name for the model (taken when model is not given)"}}},
+		Query: []QueryParam{{Name: "model", Description: "the realtime model: gpt-realtime, openai/gpt-realtime, azure/{deployment}, or a model group of realtime models (required unless intent=transcription or a client secret names it)"},
+			{Name: "deployment", Description: "Azure OpenAI's name for the model (taken when model is not given)"},
+			{Name: "intent", Description: "transcription: a transcription-only session (no responses), whose model is the transcription model (gpt-4o-transcribe, gpt-4o-mini-transcribe, whisper-1, gpt-realtime-whisper when model is absent); the gateway dials the provider's ?intent=transcription session and binds it to that model"}}},
 		g, completions.OperationRealtime, func(w http.ResponseWriter, r *http.Request) error {
 			return s.handleRealtime(g, w, r)
 		})
@@ -198,12 +199,31 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	if model == "" {
 		model = r.URL.Query().Get("deployment")
 	}
+	var transcription bool
+	switch intent := r.URL.Query().Get("intent"); intent {
+	case "":
+	case "transcription":
+		transcription = true
+	default:
+		return s.openAIError(w, r, paramError("intent", "intent must be transcription (a transcription-only session) or absent, got %q", intent))
+	}
+	beta := realtimeBeta(r)
 	secret := realtimeSecretOf(r)
 	if secret != nil {
-		if model != "" && !sameRealtimeModel(g, model, secret.Model) {
+		switch {
+		case secret.transcribes():
+			transcription = true // the secret opens transcription sessions only
+		case transcription:
+			return s.openAIError(w, r, paramError("intent", "this client secret opens realtime sessions of %s, not transcription sessions", secret.Model))
+		}
+		if model != "" && !sameSessionModel(g, transcription, model, secret.Model) {
 			return s.openAIError(w, r, paramError("model", "this client secret opens sessions of %s, not %s", secret.Model, model))
 		}
-		if realtimeBeta(r) && secret.Session != nil {
+		switch {
+		case secret.Beta && !beta:
+			return s.openAIError(w, r, Errorf(http.StatusBadRequest, KindBadRequest,
+				"a client secret of POST /v1/realtime/transcription_sessions is of the beta protocol: connect with OpenAI-Beta: realtime=v1 (or the subprotocol %s)", realtimeBetaProtocol))
+		case !secret.Beta && beta && secret.Session != nil:
 			return s.openAIError(w, r, Errorf(http.StatusBadRequest, KindBadRequest,
 				"a client secret's session configuration is of the GA protocol: connect without OpenAI-Beta: realtime=v1"))
 		}
@@ -211,13 +231,13 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	}
 	ctx := r.Context()
 	endCtx := context.WithoutCancel(ctx) // the accounting outlives a caller gone away
-	sess, rel, err := s.admitRealtime(w, r, g, received, model)
+	sess, rel, err := s.admitRealtime(w, r, g, received, model, transcription)
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
 	defer s.realtime.remove(rel)
 	header := http.Header{}
-	if realtimeBeta(r) {
+	if beta {
 		header.Set("OpenAI-Beta", "realtime=v1")
 	}
 	up, err := sess.Dial(ctx, header)
@@ -227,9 +247,25 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	}
 	defer up.CloseNow()
 	var first []byte // the client's first event: the configured session's session.created
-	if secret != nil && secret.Session != nil {
+	var gate func(msg []byte) (fwd, reply []byte)
+	var configured json.RawMessage
+	if secret != nil {
+		configured = secret.Session
+	}
+	var update sessionUpdate
+	switch {
+	case transcription:
+		// The session is bound to the transcription model it was admitted with (and the
+		// client's updates held to models the key may call), whatever the client sends.
+		asr, _ := sess.Transcription()
+		update = transcriptionSessionUpdate(configured, asr, beta)
+		gate = (&transcriptionGate{sess: sess}).check
+	case configured != nil:
+		update = realtimeSessionUpdate(configured)
+	}
+	if update.event != nil {
 		up.SetReadLimit(maxRealtimeMessage)
-		if first, err = applyRealtimeSession(ctx, up, secret.Session); err != nil {
+		if first, err = applyRealtimeSession(ctx, up, update); err != nil {
 			up.Close(websocket.StatusNormalClosure, "session configuration refused")
 			sess.End(endCtx, err)
 			return s.openAIError(w, r, err)
@@ -259,7 +295,7 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 		}
 	}
 	limits := realtimeLimits{idle: s.cfg.RealtimeSessionIdleTimeout, longest: s.cfg.RealtimeSessionMaxDuration}
-	err = rel.run(ctx, client, up, newRealtimeMeter(sess, endCtx).observe, limits)
+	err = rel.run(ctx, client, up, newRealtimeMeter(sess, endCtx).observe, gate, limits)
 	sess.End(endCtx, err)
 	if errors.Is(err, errRealtimeSessionIdle) || errors.Is(err, errRealtimeSessionTooLong) {
 		s.log.InfoContext(ctx, "closed a realtime session at the gateway's limit", "model", sess.Model(), "why", err)
@@ -273,19 +309,30 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 // sameRealtimeModel reports whether a and b name the same realtime model: equal, or
 // resolving to the same "provider/model" (gpt-realtime and openai/gpt-realtime).
 func sameRealtimeModel(g *completions.Gateway, a, b string) bool {
+	return sameSessionModel(g, false, a, b)
+}
+
+// sameSessionModel reports whether a and b name the same model of a realtime session
+// (transcription false) or of a transcription session (a transcription model).
+func sameSessionModel(g *completions.Gateway, transcription bool, a, b string) bool {
 	if a == b {
 		return true
 	}
-	ra, okA := g.ResolveRealtimeModel(a)
-	rb, okB := g.ResolveRealtimeModel(b)
+	resolve := g.ResolveRealtimeModel
+	if transcription {
+		resolve = g.ResolveRealtimeTranscriptionModel
+	}
+	ra, okA := resolve(a)
+	rb, okB := resolve(b)
 	return okA && okB && ra == rb
 }
 
 // admitRealtime admits a realtime session (or call) of r with model, received at received:
-// its header tags, its key's scope and the gateway's admission (BeginRealtime), registered
+// its header tags, its key's scope and the gateway's admission (BeginRealtime; with
+// transcription, BeginRealtimeTranscription: model is the transcription model), registered
 // for the shutdown to close. A server shutting down refuses it (503, Retry-After set on w).
 // The caller removes the relay returned (s.realtime.remove) when the session ends.
-func (s *Server) admitRealtime(w http.ResponseWriter, r *http.Request, g *completions.Gateway, received time.Time, model string) (*completions.RealtimeSession, *realtimeRelay, error) {
+func (s *Server) admitRealtime(w http.ResponseWriter, r *http.Request, g *completions.Gateway, received time.Time, model string, transcription bool) (*completions.RealtimeSession, *realtimeRelay, error) {
 	tags, err := headerTags(r, nil)
 	if err != nil {
 		return nil, nil, err
@@ -294,7 +341,11 @@ func (s *Server) admitRealtime(w http.ResponseWriter, r *http.Request, g *comple
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, err := g.BeginRealtime(r.Context(), scope, model, tags...)
+	begin := g.BeginRealtime
+	if transcription {
+		begin = g.BeginRealtimeTranscription
+	}
+	sess, err := begin(r.Context(), scope, model, tags...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -385,15 +436,15 @@ const realtimeLimitCode = websocket.StatusPolicyViolation
 // normally (1000 or 1001); context.Canceled (with the cause) when the client went away
 // without a close, the server shut it down or a limit ended it (errRealtimeSessionIdle,
 // errRealtimeSessionTooLong); the failure otherwise.
-func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn, bill func(msg []byte), limits realtimeLimits) error {
+func (rel *realtimeRelay) run(parent context.Context, client, up *websocket.Conn, bill func(msg []byte), gate func(msg []byte) (fwd, reply []byte), limits realtimeLimits) error {
 	// The reads and writes do not take parent: a cancelled context makes the library cut
 	// the connection without a close, where the server closes it with 1001.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	defer cancel()
 	ends := make(chan relayEnd, 2)
 	heard := make(chan struct{}, 1) // a message went either way: the idle limit starts again
-	go func() { ends <- relayEnd{fromClient: true, err: pump(ctx, client, up, nil, heard)} }()
-	go func() { ends <- relayEnd{err: pump(ctx, up, client, bill, heard)} }()
+	go func() { ends <- relayEnd{fromClient: true, err: pump(ctx, client, up, nil, gate, heard)} }()
+	go func() { ends <- relayEnd{err: pump(ctx, up, client, bill, nil, heard)} }()
 	var idleC, maxC <-chan time.Time
 	var idle *time.Timer
 	if limits.idle > 0 {
@@ -477,9 +528,11 @@ const realtimeCloseWait = 10 * time.Second
 
 // pump copies messages from src to dst until one fails, handing each text message to bill
 // before it is handed on (bill nil: none; a realtimeMeter's observe bills what it reports)
-// and telling heard, without waiting, that one came; it returns the failure: src's close
-// or read failure, or dst's write failure (wrapped in errRelayWrite).
-func pump(ctx context.Context, src, dst *websocket.Conn, bill func(msg []byte), heard chan<- struct{}) error {
+// and to gate (nil: none), which may rewrite it or refuse it (fwd nil: not handed on; its
+// reply, an error event, is sent back to src), and telling heard, without waiting, that one
+// came; it returns the failure: src's close or read failure, or dst's write failure
+// (wrapped in errRelayWrite).
+func pump(ctx context.Context, src, dst *websocket.Conn, bill func(msg []byte), gate func(msg []byte) (fwd, reply []byte), heard chan<- struct{}) error {
 	for {
 		typ, msg, err := src.Read(ctx)
 		if err != nil {
@@ -491,6 +544,16 @@ func pump(ctx context.Context, src, dst *websocket.Conn, bill func(msg []byte), 
 		}
 		if bill != nil && typ == websocket.MessageText {
 			bill(msg)
+		}
+		if gate != nil && typ == websocket.MessageText {
+			fwd, reply := gate(msg)
+			if fwd == nil {
+				if err := src.Write(ctx, websocket.MessageText, reply); err != nil {
+					return err
+				}
+				continue
+			}
+			msg = fwd
 		}
 		if err := dst.Write(ctx, typ, msg); err != nil {
 			return &relayWriteError{err: err}

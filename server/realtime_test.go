@@ -35,12 +35,24 @@ const realtimeTranscriptionTokens = `{"type":"tokens","total_tokens":33,"input_t
 // sends session.created, answers response.create with response.created and a response.done
 // reporting realtimeDoneUsage, session.update with session.updated (an error event for
 // instructions "refuse me"), closes the session with 1000 "bye" on {"type":"close.me"},
-// and echoes every other message as {"type":"echo","event":…}.
+// and echoes every other message as {"type":"echo","event":…}. A transcription session
+// (?intent=transcription; with a model in the query it refuses the handshake, as OpenAI
+// does) starts with a session.created of type transcription, or with OpenAI-Beta a
+// transcription_session.created, and answers transcription_session.update with
+// transcription_session.updated.
 type scriptedRealtime struct {
-	mu      sync.Mutex
-	dials   []*http.Request
-	closed  []error // how each session ended, as its read saw it
-	endedCh chan struct{}
+	mu       sync.Mutex
+	dials    []*http.Request
+	closed   []error  // how each session ended, as its read saw it
+	received []string // the text messages every session got, in order
+	endedCh  chan struct{}
+}
+
+// got is the text messages the sessions received.
+func (u *scriptedRealtime) got() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.received...)
 }
 
 func (u *scriptedRealtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -59,13 +71,27 @@ func (u *scriptedRealtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"error":{"message":"Model gpt-4o-realtime-preview is retired.","type":"invalid_request_error","code":"model_not_found"}}`)
 		return
 	}
+	transcription := r.URL.Query().Get("intent") == "transcription"
+	if transcription && r.URL.Query().Has("model") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"You must not provide a model parameter for transcription sessions.","type":"invalid_request_error"}}`)
+		return
+	}
 	c, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return
 	}
 	defer c.CloseNow()
 	ctx := context.Background()
-	c.Write(ctx, websocket.MessageText, []byte(`{"type":"session.created","event_id":"ev_0","session":{"id":"sess_1","model":"gpt-realtime"}}`))
+	switch {
+	case transcription && r.Header.Get("OpenAI-Beta") != "":
+		c.Write(ctx, websocket.MessageText, []byte(`{"type":"transcription_session.created","event_id":"ev_0","session":{"id":"sess_t","input_audio_transcription":null}}`))
+	case transcription:
+		c.Write(ctx, websocket.MessageText, []byte(`{"type":"session.created","event_id":"ev_0","session":{"id":"sess_t","type":"transcription","audio":{"input":{"transcription":null}}}}`))
+	default:
+		c.Write(ctx, websocket.MessageText, []byte(`{"type":"session.created","event_id":"ev_0","session":{"id":"sess_1","model":"gpt-realtime"}}`))
+	}
 	for {
 		typ, msg, err := c.Read(ctx)
 		if err != nil {
@@ -76,6 +102,11 @@ func (u *scriptedRealtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				u.endedCh <- struct{}{}
 			}
 			return
+		}
+		if typ == websocket.MessageText {
+			u.mu.Lock()
+			u.received = append(u.received, string(msg))
+			u.mu.Unlock()
 		}
 		var ev struct {
 			Type string `json:"type"`
@@ -97,7 +128,7 @@ func (u *scriptedRealtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			c.Write(ctx, websocket.MessageText, []byte(`{"type":"input_audio_buffer.committed","item_id":"item_1"}`))
 			c.Write(ctx, websocket.MessageText, []byte(`{"type":"conversation.item.input_audio_transcription.completed","event_id":"ev_t","item_id":"item_1","content_index":0,"transcript":"the session. said hi","usage":`+usage+`}`))
-		case "session.update":
+		case "session.update", "transcription_session.update":
 			// The session as configured: the update's fields over the model's session.
 			var upd struct {
 				Session map[string]any `json:"session"`
@@ -108,10 +139,13 @@ func (u *scriptedRealtime) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			sess := map[string]any{"id": "sess_1", "model": "gpt-realtime"}
+			if transcription {
+				sess = map[string]any{"id": "sess_t"}
+			}
 			for k, v := range upd.Session {
 				sess[k] = v
 			}
-			b, _ := json.Marshal(map[string]any{"type": "session.updated", "event_id": "ev_u", "session": sess})
+			b, _ := json.Marshal(map[string]any{"type": strings.TrimSuffix(ev.Type, "update") + "updated", "event_id": "ev_u", "session": sess})
 			c.Write(ctx, websocket.MessageText, b)
 		default:
 			if typ == websocket.MessageBinary {

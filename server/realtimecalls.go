@@ -101,6 +101,9 @@ func realtimeCallOffer(r *http.Request) (string, json.RawMessage, error) {
 // request's fields over it, and its model (the secret's, else the request session's model,
 // else ?model=), checked.
 func callSession(g *completions.Gateway, r *http.Request, secret *realtimeSecretRecord, given json.RawMessage) (string, json.RawMessage, error) {
+	if secret.transcribes() {
+		return "", nil, paramError("session.type", "this client secret opens transcription sessions, which open over a WebSocket only here (GET /v1/realtime?intent=transcription): WebRTC transcription calls are not supported")
+	}
 	fields := map[string]json.RawMessage{}
 	if secret != nil && secret.Session != nil {
 		json.Unmarshal(secret.Session, &fields)
@@ -158,7 +161,7 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	}
 	ctx := r.Context()
 	endCtx := context.WithoutCancel(ctx)
-	sess, rel, err := s.admitRealtime(w, r, g, received, model)
+	sess, rel, err := s.admitRealtime(w, r, g, received, model, false)
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}

@@ -24,11 +24,18 @@ type realtimeMeter struct {
 	mu sync.Mutex
 	// transcriber is the session's input transcription model ("" while off or unknown).
 	transcriber string
+	// session is a transcription session's own model (the provider's name of it), which a
+	// transcription is billed at when no event named one; "" for a realtime session.
+	session string
 }
 
 // newRealtimeMeter meters sess's events, billing with ctx (one that outlives the caller).
 func newRealtimeMeter(sess *completions.RealtimeSession, ctx context.Context) *realtimeMeter {
-	return &realtimeMeter{sess: sess, ctx: ctx}
+	m := &realtimeMeter{sess: sess, ctx: ctx}
+	if model, ok := sess.Transcription(); ok {
+		m.session = model
+	}
+	return m
 }
 
 // observe bills what server event msg reports, if anything.
@@ -55,7 +62,11 @@ func (m *realtimeMeter) observe(msg []byte) {
 	m.mu.Lock()
 	model := m.transcriber
 	m.mu.Unlock()
-	if model == "" {
+	switch {
+	case model != "":
+	case m.session != "":
+		model = m.session // a transcription session's, which it was bound to
+	default:
 		// An event of a session whose configuration event named no model: priced as the
 		// model OpenAI reports such usage for (tokens: gpt-4o-transcribe; seconds: whisper-1).
 		model = "whisper-1"

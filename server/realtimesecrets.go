@@ -49,20 +49,34 @@ const realtimeSessionApplyTimeout = 15 * time.Second
 type realtimeSecretRecord struct {
 	// Credential is the minting key's Credential (its hex SHA-256): sessions run as that key.
 	Credential string `json:"credential"`
-	// Model is the realtime model the secret opens sessions of.
+	// Model is the realtime model the secret opens sessions of (the transcription model of
+	// a transcription session's).
 	Model string `json:"model"`
+	// Type is the sessions' type: "" (realtime) or "transcription".
+	Type string `json:"type,omitempty"`
+	// Beta says Session is of the beta protocol (a transcription_session.update's session,
+	// minted by POST /v1/realtime/transcription_sessions): its sessions speak that protocol.
+	Beta bool `json:"beta,omitempty"`
 	// Session is the configuration applied to every session (a session.update's session,
 	// without its model); none when nil.
 	Session   json.RawMessage `json:"session,omitempty"`
 	ExpiresAt time.Time       `json:"expires_at"`
 }
 
+// transcribes reports whether the secret (nil: none) opens transcription sessions.
+func (rec *realtimeSecretRecord) transcribes() bool {
+	return rec != nil && rec.Type == sessionTypeTranscription
+}
+
+// sessionTypeTranscription is the session type of a transcription-only session.
+const sessionTypeTranscription = "transcription"
+
 // RealtimeClientSecretRequest is OpenAI's POST /v1/realtime/client_secrets body.
 type RealtimeClientSecretRequest struct {
 	// ExpiresAfter sets the secret's life from its creation.
 	ExpiresAfter *RealtimeSecretExpiry `json:"expires_after,omitempty" jsonschema:"description=When the secret expires: anchor created_at and seconds (10-7200; 600 when absent). A session must start before then and may last past it"`
 	// Session is the configuration every session opened with the secret starts with.
-	Session json.RawMessage `json:"session" jsonschema:"type=object,description=The realtime session configuration (OpenAI's GA session object): type realtime and model (a realtime model the key may call: gpt-realtime or a model group of realtime models) are required; the rest (instructions and audio and tools and the like) is applied as a session.update before the client's first event"`
+	Session json.RawMessage `json:"session" jsonschema:"type=object,description=The realtime session configuration (OpenAI's GA session object): type realtime with model (a realtime model the key may call: gpt-realtime or a model group of realtime models) or type transcription with audio.input.transcription.model (a transcription model the key may call: gpt-4o-transcribe or whisper-1 or a model group of them; gpt-realtime-whisper when absent); the rest (instructions and audio and tools and the like) is applied as a session.update before the client's first event"`
 }
 
 // RealtimeSecretExpiry is a client secret's expires_after.
@@ -118,7 +132,7 @@ func (sw *realtimeSecretSweep) dueEvery(now time.Time, every time.Duration) bool
 // realtimeSecretRoutes registers POST /v1/realtime/client_secrets over g.
 func (s *Server) realtimeSecretRoutes(g *completions.Gateway) {
 	s.Handle(Route{Method: "POST", Path: "/v1/realtime/client_secrets",
-		Summary: "OpenAI-compatible ephemeral client secret for realtime sessions: a browser offers it (ek_…) in place of a key to open /v1/realtime sessions of its model — and nothing else — until it expires; each session is admitted and billed as the minting key's own and starts with the bound session configuration",
+		Summary: "OpenAI-compatible ephemeral client secret for realtime sessions: a browser offers it (ek_…) in place of a key to open /v1/realtime sessions of its model (or, with session.type transcription, transcription sessions of its transcription model) — and nothing else — until it expires; each session is admitted and billed as the minting key's own and starts with the bound session configuration",
 		Tags:    []string{"Completions"}, VirtualKeys: true,
 		Request: RealtimeClientSecretRequest{}, Response: RealtimeClientSecret{},
 		Errors: map[int]string{400: "a field is missing or wrong (named), or the model has no realtime API here", 401: "key_model_access_denied (LiteLLM's): the key may not call the model"}},
@@ -140,34 +154,59 @@ func (s *Server) handleRealtimeClientSecret(g *completions.Gateway, w http.Respo
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
-	model, session, err := realtimeSecretSession(req.Session)
+	typ, model, modelField, session, err := realtimeSecretSession(req.Session)
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	rec := realtimeSecretRecord{Model: model, Type: typ, Session: session}
+	if err := s.checkSecretModel(g, r, &rec, modelField); err != nil {
+		return s.openAIError(w, r, err)
+	}
+	secret, err := s.mintRealtimeSecret(r, &rec, ttl)
+	if err != nil {
+		return s.openAIError(w, r, err)
+	}
+	writeJSON(w, http.StatusOK, RealtimeClientSecret{Value: secret, ExpiresAt: rec.ExpiresAt.Unix(), Session: answeredSession(rec, secret)})
+	return nil
+}
+
+// checkSecretModel checks the model of rec, a client secret about to be minted by r's
+// key, as a session of it would be admitted (CheckRealtime, CheckRealtimeTranscription),
+// a refusal naming field.
+func (s *Server) checkSecretModel(g *completions.Gateway, r *http.Request, rec *realtimeSecretRecord, field string) error {
 	scope, err := s.gatewayScope(r, time.Now())
 	if err != nil {
-		return s.openAIError(w, r, err)
+		return err
 	}
-	if err := g.CheckRealtime(scope, model); err != nil {
+	check := g.CheckRealtime
+	if rec.transcribes() {
+		check = g.CheckRealtimeTranscription
+	}
+	if err := check(scope, rec.Model); err != nil {
 		var ve *completions.ValidationError
 		if errors.As(err, &ve) && ve.Field == "model" {
-			ve.Field = "session.model"
+			ve.Field = field
 		}
-		return s.openAIError(w, r, err)
+		return err
 	}
+	return nil
+}
+
+// mintRealtimeSecret stores rec for a new client secret of r's key living ttl, and returns
+// the secret.
+func (s *Server) mintRealtimeSecret(r *http.Request, rec *realtimeSecretRecord, ttl time.Duration) (string, error) {
 	raw := make([]byte, 16)
 	rand.Read(raw)
 	secret := realtimeSecretPrefix + hex.EncodeToString(raw)
 	now := time.Now()
-	rec := realtimeSecretRecord{Credential: Credential(r), Model: model, Session: session, ExpiresAt: now.Add(ttl).UTC()}
+	rec.Credential, rec.ExpiresAt = Credential(r), now.Add(ttl).UTC()
 	if err := store.PutJSON(r.Context(), s.cfg.Store, store.RealtimeSecrets, secretID(secret), rec); err != nil {
-		return s.openAIError(w, r, err)
+		return "", err
 	}
 	if s.realtimeSweep.due(now) {
 		go s.sweepRealtimeSecrets(context.WithoutCancel(r.Context()), now)
 	}
-	writeJSON(w, http.StatusOK, RealtimeClientSecret{Value: secret, ExpiresAt: rec.ExpiresAt.Unix(), Session: answeredSession(session, model, secret)})
-	return nil
+	return secret, nil
 }
 
 // ttl is the life req asks for: expires_after checked (anchor created_at, 10-7200 s).
@@ -187,50 +226,112 @@ func (req *RealtimeClientSecretRequest) ttl() (time.Duration, error) {
 }
 
 // realtimeSecretSession checks raw, a client secret request's session, and returns its
-// model and the configuration to apply (raw without its model; nil when nothing is left
-// but its type).
-func realtimeSecretSession(raw json.RawMessage) (string, json.RawMessage, error) {
+// type ("" for realtime, or transcription), its model (a transcription session's
+// transcription model: session.audio.input.transcription.model, else session.model, else
+// DefaultRealtimeTranscriptionModel), the field that named it, and the configuration to
+// apply (raw without its model; nil when nothing is left but a realtime session's type).
+func realtimeSecretSession(raw json.RawMessage) (typ, model, field string, session json.RawMessage, err error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return "", nil, paramError("session", "session is required: {\"type\": \"realtime\", \"model\": \"gpt-realtime\", …}")
+		return "", "", "", nil, paramError("session", "session is required: {\"type\": \"realtime\", \"model\": \"gpt-realtime\", …}")
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		return "", nil, paramError("session", "session must be an object")
+		return "", "", "", nil, paramError("session", "session must be an object")
 	}
-	var typ, model string
 	if t, ok := fields["type"]; ok && json.Unmarshal(t, &typ) != nil {
-		return "", nil, paramError("session.type", "session.type must be a string")
+		return "", "", "", nil, paramError("session.type", "session.type must be a string")
 	}
 	switch typ {
-	case "realtime":
-	case "transcription":
-		return "", nil, paramError("session.type", "transcription sessions are not supported here: session.type must be realtime")
+	case "realtime", sessionTypeTranscription:
 	default:
-		return "", nil, paramError("session.type", "session.type must be realtime, got %q", typ)
+		return "", "", "", nil, paramError("session.type", "session.type must be realtime or transcription, got %q", typ)
 	}
-	if m, ok := fields["model"]; !ok || json.Unmarshal(m, &model) != nil || strings.TrimSpace(model) == "" {
-		return "", nil, paramError("session.model", "session.model must name the realtime model (gpt-realtime, openai/gpt-realtime, a model group of realtime models)")
+	m, named := fields["model"]
+	if named && (json.Unmarshal(m, &model) != nil || strings.TrimSpace(model) == "") {
+		return "", "", "", nil, paramError("session.model", "session.model must name the model (a string)")
 	}
 	delete(fields, "model")
-	if len(fields) == 1 {
-		return model, nil, nil
+	if typ == sessionTypeTranscription {
+		field = "session.model"
+		var asr struct {
+			Audio struct {
+				Input struct {
+					Transcription *struct {
+						Model *string `json:"model"`
+					} `json:"transcription"`
+				} `json:"input"`
+			} `json:"audio"`
+		}
+		if err := json.Unmarshal(raw, &asr); err != nil {
+			return "", "", "", nil, paramError("session.audio.input.transcription.model", "session.audio.input.transcription.model must be a string")
+		}
+		if tr := asr.Audio.Input.Transcription; tr != nil && tr.Model != nil {
+			model, field = *tr.Model, "session.audio.input.transcription.model"
+			if strings.TrimSpace(model) == "" {
+				return "", "", "", nil, paramError(field, "%s must name the transcription model (gpt-4o-transcribe, whisper-1, …)", field)
+			}
+		}
+		if model == "" {
+			model = completions.DefaultRealtimeTranscriptionModel
+		}
+		session, err = json.Marshal(fields)
+		return typ, model, field, session, err
 	}
-	session, err := json.Marshal(fields)
-	return model, session, err
+	if !named {
+		return "", "", "", nil, paramError("session.model", "session.model must name the realtime model (gpt-realtime, openai/gpt-realtime, a model group of realtime models)")
+	}
+	if len(fields) == 1 {
+		return "", model, "session.model", nil, nil
+	}
+	session, err = json.Marshal(fields)
+	return "", model, "session.model", session, err
 }
 
 // answeredSession is the session of a client secret's answer: its configuration with its
-// type, model and an id, as OpenAI answers it.
-func answeredSession(session json.RawMessage, model, secret string) json.RawMessage {
+// type, model and an id, as OpenAI answers it (a transcription session's model in
+// audio.input.transcription.model, its object realtime.transcription_session).
+func answeredSession(rec realtimeSecretRecord, secret string) json.RawMessage {
 	fields := map[string]any{}
-	if session != nil {
-		json.Unmarshal(session, &fields)
+	if rec.Session != nil {
+		json.Unmarshal(rec.Session, &fields)
 	}
 	sum := sha256.Sum256([]byte(secret))
-	fields["type"], fields["object"], fields["model"] = "realtime", "realtime.session", model
 	fields["id"] = "sess_" + hex.EncodeToString(sum[:12])
+	if rec.transcribes() {
+		fields["type"], fields["object"] = sessionTypeTranscription, "realtime.transcription_session"
+		setPath(fields, []string{"audio", "input", "transcription", "model"}, rec.Model)
+	} else {
+		fields["type"], fields["object"], fields["model"] = "realtime", "realtime.session", rec.Model
+	}
 	out, _ := json.Marshal(fields)
 	return out
+}
+
+// setPath sets the value at path in m, making the objects on the way (replacing any
+// value there that is not one).
+func setPath(m map[string]any, path []string, v any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}
+
+// getPath is the value at path in m; nil when there is none.
+func getPath(m map[string]any, path []string) any {
+	var v any = m
+	for _, k := range path {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = o[k]
+	}
+	return v
 }
 
 // secretID is the store key of a client secret: its hex SHA-256.
@@ -310,23 +411,61 @@ func realtimeSecretOf(r *http.Request) *realtimeSecretRecord {
 	return nil
 }
 
-// applyRealtimeSession applies session, a client secret's configuration, to up, a realtime
-// session just opened: it sends a session.update and waits for its session.updated, and
-// returns the event to give the client first — the upstream's session.created carrying
-// the updated session, as a session opened with OpenAI's own client secret begins. An
-// upstream error event refuses the configuration (a 400 with its message).
-func applyRealtimeSession(ctx context.Context, up *websocket.Conn, session json.RawMessage) ([]byte, error) {
+// sessionUpdate is the update applied to a session just opened, before the client's
+// first event: event, the update event; kind, the events' prefix ("session", or the beta
+// protocol's "transcription_session" for a transcription session); param, the field a
+// refusal names.
+type sessionUpdate struct {
+	event       []byte
+	kind, param string
+}
+
+// realtimeSessionUpdate is the update applying session, a client secret's configuration,
+// to a realtime session.
+func realtimeSessionUpdate(session json.RawMessage) sessionUpdate {
+	update, _ := json.Marshal(map[string]any{"type": "session.update", "event_id": "event_client_secret_session", "session": session})
+	return sessionUpdate{event: update, kind: "session", param: "session"}
+}
+
+// transcriptionSessionUpdate is the update binding a transcription session to model, the
+// provider's name of its transcription model, over configured (a client secret's
+// configuration; nil: none): the GA protocol's session.update of a session of type
+// transcription with audio.input.transcription.model, or with beta the beta protocol's
+// transcription_session.update with input_audio_transcription.model.
+func transcriptionSessionUpdate(configured json.RawMessage, model string, beta bool) sessionUpdate {
+	fields := map[string]any{}
+	if configured != nil {
+		json.Unmarshal(configured, &fields)
+	}
+	typ, kind := "session.update", "session"
+	if beta {
+		typ, kind = "transcription_session.update", "transcription_session"
+		setPath(fields, []string{"input_audio_transcription", "model"}, model)
+	} else {
+		fields["type"] = sessionTypeTranscription
+		setPath(fields, []string{"audio", "input", "transcription", "model"}, model)
+	}
+	update, _ := json.Marshal(map[string]any{"type": typ, "event_id": "event_gateway_transcription_session", "session": fields})
+	return sessionUpdate{event: update, kind: kind, param: "model"}
+}
+
+// applyRealtimeSession applies u to up, a session just opened: it sends u's update event
+// and waits for its {kind}.updated, and returns the event to give the client first — the
+// upstream's {kind}.created carrying the updated session, as a session opened with
+// OpenAI's own client secret begins. An upstream error event refuses the configuration (a
+// 400 naming u's param, with its message).
+func applyRealtimeSession(ctx context.Context, up *websocket.Conn, u sessionUpdate) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, realtimeSessionApplyTimeout)
 	defer cancel()
-	update, _ := json.Marshal(map[string]any{"type": "session.update", "event_id": "event_client_secret_session", "session": session})
-	if err := up.Write(ctx, websocket.MessageText, update); err != nil {
-		return nil, Errorf(http.StatusBadGateway, KindBadGateway, "sending the client secret's session configuration upstream: %v", err)
+	if err := up.Write(ctx, websocket.MessageText, u.event); err != nil {
+		return nil, Errorf(http.StatusBadGateway, KindBadGateway, "sending the session's configuration upstream: %v", err)
 	}
-	var created map[string]json.RawMessage
+	created, updated := u.kind+".created", u.kind+".updated"
+	var first map[string]json.RawMessage
 	for {
 		_, msg, err := up.Read(ctx)
 		if err != nil {
-			return nil, Errorf(http.StatusBadGateway, KindBadGateway, "the provider did not apply the client secret's session configuration: %v", err)
+			return nil, Errorf(http.StatusBadGateway, KindBadGateway, "the provider did not apply the session's configuration: %v", err)
 		}
 		var ev map[string]json.RawMessage
 		if json.Unmarshal(msg, &ev) != nil {
@@ -335,20 +474,84 @@ func applyRealtimeSession(ctx context.Context, up *websocket.Conn, session json.
 		var typ string
 		json.Unmarshal(ev["type"], &typ)
 		switch typ {
-		case "session.created":
-			created = ev
-		case "session.updated":
-			if created == nil {
-				created = ev
+		case created:
+			first = ev
+		case updated:
+			if first == nil {
+				first = ev
 			}
-			created["type"], created["session"] = json.RawMessage(`"session.created"`), ev["session"]
-			return json.Marshal(created)
+			first["type"], first["session"] = json.RawMessage(`"`+created+`"`), ev["session"]
+			return json.Marshal(first)
 		case "error":
 			var e struct {
 				Message string `json:"message"`
 			}
 			json.Unmarshal(ev["error"], &e)
-			return nil, paramError("session", "the provider refused the client secret's session configuration: %s", e.Message)
+			return nil, paramError(u.param, "the provider refused the session's configuration: %s", e.Message)
 		}
 	}
+}
+
+// transcriptionGate holds a transcription session's client to transcription models its
+// key may call, at the provider the session is open at: a session update naming another
+// model (GA: session.audio.input.transcription.model; beta:
+// session.input_audio_transcription.model) is handed on with the provider's name of it, or
+// refused with an error event (the refusal a session of that model would get before its
+// upgrade: LiteLLM's key_model_access_denied for a model outside the key's) and not handed
+// on.
+type transcriptionGate struct {
+	sess *completions.RealtimeSession
+}
+
+// transcriptionModelPaths are where a session update names its transcription model.
+var transcriptionModelPaths = [][]string{{"audio", "input", "transcription", "model"}, {"input_audio_transcription", "model"}}
+
+// check is the gate of pump: msg as it is handed on (fwd), or the refusal to send back.
+func (tg *transcriptionGate) check(msg []byte) (fwd, reply []byte) {
+	if !bytes.Contains(msg, []byte(`session.update"`)) {
+		return msg, nil
+	}
+	var ev map[string]any
+	if json.Unmarshal(msg, &ev) != nil || (ev["type"] != "session.update" && ev["type"] != "transcription_session.update") {
+		return msg, nil
+	}
+	session, _ := ev["session"].(map[string]any)
+	changed := false
+	for _, path := range transcriptionModelPaths {
+		name, ok := getPath(session, path).(string)
+		if !ok {
+			continue
+		}
+		model, err := tg.sess.TranscriptionModel(name)
+		if err != nil {
+			return nil, realtimeRefusalEvent(ev["event_id"], "session."+strings.Join(path, "."), err)
+		}
+		if model != name {
+			setPath(session, path, model)
+			changed = true
+		}
+	}
+	if !changed {
+		return msg, nil
+	}
+	out, err := json.Marshal(ev)
+	if err != nil {
+		return msg, nil
+	}
+	return out, nil
+}
+
+// realtimeRefusalEvent is the error event refusing a client event (eventID, its event_id)
+// for err, naming param: a model outside the key's models LiteLLM's key_model_access_denied
+// (code "401", as its HTTP refusal), anything else an invalid_request_error.
+func realtimeRefusalEvent(eventID any, param string, err error) []byte {
+	e := map[string]any{"type": "invalid_request_error", "code": "invalid_value", "message": err.Error(), "param": param}
+	if errors.Is(err, completions.ErrModelNotAllowed) {
+		e["type"], e["code"] = "key_model_access_denied", "401"
+	}
+	if eventID != nil {
+		e["event_id"] = eventID
+	}
+	out, _ := json.Marshal(map[string]any{"type": "error", "event_id": "event_gateway_refusal", "error": e})
+	return out
 }

@@ -131,7 +131,9 @@ func TestRealtimeClientSecretBadInput(t *testing.T) {
 	for body, param := range map[string]string{
 		`{}`:              "session",
 		`{"session":"x"}`: "session",
-		`{"session":{"type":"transcription","model":"gpt-realtime"}}`:                                                "session.type",
+		`{"session":{"type":"transcription","model":"gpt-realtime"}}`:                                                "session.model",
+		`{"session":{"type":"transcription","audio":{"input":{"transcription":{"model":"gpt-realtime"}}}}}`:          "session.audio.input.transcription.model",
+		`{"session":{"type":"translation","model":"gpt-realtime"}}`:                                                  "session.type",
 		`{"session":{"model":"gpt-realtime"}}`:                                                                       "session.type",
 		`{"session":{"type":"realtime"}}`:                                                                            "session.model",
 		`{"session":{"type":"realtime","model":"gpt-4o"}}`:                                                           "session.model",
