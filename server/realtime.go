@@ -154,7 +154,7 @@ func (s *Server) CloseRealtimeSessions() { s.realtime.shutdown() }
 // realtimeErrors are the refusals of /v1/realtime, answered before the upgrade in OpenAI's
 // envelope.
 var realtimeErrors = map[int]string{
-	400: "no model named (?model=), a model without a realtime API here, or the upstream refused the model",
+	400: "no model named (?model=), a model without a realtime API here (with intent=transcription: without realtime transcription), an intent other than transcription, or the upstream refused the model",
 	401: "key_model_access_denied (LiteLLM's): the key may not call the model",
 	426: "the request is not a WebSocket upgrade",
 	429: "the key's (or its team's, or the proxy's) budget is spent",
@@ -185,9 +185,13 @@ func (s *Server) realtimeRoutes(g *completions.Gateway) {
 // are answered before the upgrade, in OpenAI's envelope), dials the provider's realtime
 // session with the provider's credential (OpenAI-Beta: realtime=v1 only when the client
 // sent it), then upgrades the client's request and relays every message both ways
-// unchanged until either side closes (its close code handed to the other) or the server
-// shuts down (1001 to both). Each server response.done event's usage is billed as it
-// arrives; the session is recorded once at its end.
+// unchanged until either side closes (its close code handed to the other), the server
+// shuts down (1001 to both) or a session limit is reached (1008). Each server
+// response.done event's usage is billed as it arrives; the session is recorded once at its
+// end. With ?intent=transcription (or a transcription client secret) the session is a
+// transcription-only one of a transcription model: admitted against it, dialled with the
+// provider's intent=transcription, bound to it before the client's first event, and the
+// client's session updates held to models the key may call (transcriptionGate).
 func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r *http.Request) error {
 	received := time.Now()
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {

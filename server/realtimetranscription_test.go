@@ -2,14 +2,16 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"math"
 	"net/http"
-	"net/url"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/coder/websocket"
 
+	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
@@ -265,5 +267,40 @@ func TestRealtimeTranscriptionClientSecrets(t *testing.T) {
 			t.Errorf("transcription_sessions %s: %d %s, want %d", body, r.status, r.raw, want)
 		}
 	}
-	_ = url.Values{}
+}
+
+// TestRealtimeTranscriptionModelGroup: a transcription session of a model group dials its
+// members in order (one whose provider refuses the handshake passed over), is bound to the
+// member that opened by its provider's name of the model, takes a client update naming
+// the group as naming that model, and is recorded under the member.
+func TestRealtimeTranscriptionModelGroup(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+	}))
+	t.Cleanup(down.Close)
+	up := &scriptedRealtime{endedCh: make(chan struct{}, 16)}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	hs, s := callsServerWith(t, Config{}, map[string]string{"down": down.URL + "/v1", "openai": ups.URL + "/v1"},
+		map[string]completions.ModelGroup{"stt": {Models: []string{"down/gpt-4o-mini-transcribe", "openai/gpt-4o-mini-transcribe"}}})
+	vk := issue(t, s, `{"name":"stt","models":["stt"]}`)
+	c, resp, err := dialRealtime(t, hs, "intent=transcription&model=stt", http.Header{"Authorization": {"Bearer " + vk.Key}})
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	defer c.CloseNow()
+	if _, msg := readEvent(t, c); sessionModelOf(t, msg) != "gpt-4o-mini-transcribe" {
+		t.Errorf("first event %s", msg)
+	}
+	send(t, c, `{"type":"session.update","session":{"type":"transcription","audio":{"input":{"transcription":{"model":"stt"}}}}}`)
+	if typ, msg := readEvent(t, c); typ != "session.updated" || sessionModelOf(t, msg) != "gpt-4o-mini-transcribe" {
+		t.Errorf("an update naming the group: %s", msg)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	recs := realtimeRecords(t, s, vk.Key, 1)
+	if q := recs[0]; q.Outcome != "ok" || q.Model != "openai/gpt-4o-mini-transcribe" || len(q.Attempts) != 2 {
+		t.Errorf("recorded %+v, want the second member after the first's refusal", q)
+	}
 }
