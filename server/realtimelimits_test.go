@@ -36,16 +36,20 @@ func TestRealtimeSessionLimits(t *testing.T) {
 				t.Fatalf("dial: %v (%v)", err, resp)
 			}
 			defer conn.CloseNow()
-			if typ, _ := readEvent(t, conn); typ != "session.created" {
-				t.Fatalf("first event %q", typ)
-			}
+			// session.created comes first, unless a loaded machine let the limit pass before
+			// the relay handed it on.
 			typ, msg := readEvent(t, conn)
+			if typ == "session.created" {
+				typ, msg = readEvent(t, conn)
+			}
 			if typ != "error" || !strings.Contains(msg, `"code":"`+c.code+`"`) {
 				t.Errorf("at the limit the client got %q %s, want an error event of code %s", typ, msg, c.code)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			_, _, err = conn.Read(ctx)
+			for i := 0; i < 3 && err == nil; i++ { // past any event the relay still had in hand
+				_, _, err = conn.Read(ctx)
+			}
 			if code := websocket.CloseStatus(err); code != websocket.StatusPolicyViolation {
 				t.Errorf("the client's session ended with %v, want a 1008 close", err)
 			}
