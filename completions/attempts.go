@@ -755,8 +755,10 @@ func targetNames(ts []target) []string {
 
 // admit decides whether target i is called, p.targets[i:] being the models left. A
 // model at its rpm or tpm (MemberLimits) is skipped (recorded as a skipped attempt); one
-// at its max_parallel is skipped likewise while a later model can be called at once, and
-// otherwise, when queue is set, the request waits for a slot (waitSlot): the model whose
+// at its max_parallel is skipped likewise while a later model can be called at once
+// (laterCallable: one the key's own per-model limits refuse cannot), and otherwise, when
+// queue is set and the key's own limits of it let it be called, the request waits for a
+// slot (waitSlot): the model whose
 // slot frees first is moved to index i and admitted. An admitted model's call is counted
 // against its limits and holds a slot in flight until its attempts end (plan.drop) or
 // the request does. Its breaker may skip it (recorded likewise) while a later model's
@@ -772,8 +774,12 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 	u := p.rt.limits.of(t.name)
 	if u != nil {
 		if wait, why, at := u.take(now, nil); at != limitNone {
-			if !queue || at != limitParallel || g.laterCallable(p, i, now) {
+			if !queue || at != limitParallel || g.laterCallable(ctx, p, i, now) {
 				p.skipLimited(t.name, why, wait)
+				return false, nil
+			}
+			if err := g.admitModel(ctx, p, t, now); err != nil {
+				p.skipModel(t, err) // no wait for a slot the key's own limits would refuse
 				return false, nil
 			}
 			ok, err := g.waitSlot(ctx, p, i)
@@ -799,7 +805,7 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 		g.countModel(p, t, now)
 		return true, nil
 	}
-	if g.laterCallable(p, i, now) {
+	if g.laterCallable(ctx, p, i, now) {
 		if u != nil {
 			u.untake(now)
 		}
@@ -814,10 +820,13 @@ func (g *Gateway) admit(ctx context.Context, p *plan, i int, queue bool) (bool, 
 }
 
 // laterCallable reports whether a model after target i can be called at now: its breaker
-// is not open and it is at none of its limits.
-func (g *Gateway) laterCallable(p *plan, i int, now time.Time) bool {
+// is not open, it is at none of its limits, and the key's own limits of it (its entry of
+// the key's Models: budget, rpm, tpm; admitModel) let it be called, so that target i is
+// not passed over for a model the key would refuse. Model access needs no check here:
+// every model the request may go to was checked at admission (budgetAllows).
+func (g *Gateway) laterCallable(ctx context.Context, p *plan, i int, now time.Time) bool {
 	for _, later := range p.targets[i+1:] {
-		if !g.breakers.open(later.name, now) && !p.rt.limits.full(later.name, now) {
+		if !g.breakers.open(later.name, now) && !p.rt.limits.full(later.name, now) && g.admitModel(ctx, p, later, now) == nil {
 			return true
 		}
 	}
@@ -838,7 +847,10 @@ func (g *Gateway) laterCallable(p *plan, i int, now time.Time) bool {
 // again until a slot wakes the request (awaitSlotOrTimer), so a Sleep that returns at
 // once never makes the wait a busy loop. The model admitted is moved to index i, the
 // others keeping their order around it, and ok is true. A model that meanwhile reached
-// its rpm or tpm, or whose breaker opened, is no longer waited for by slot; when no model
+// its rpm or tpm, or whose breaker opened, is no longer waited for by slot, nor one the
+// key's own per-model limits refuse (admitModel: its minute's end sets the timer as a
+// rate does, a spent budget not); when target i itself comes to be refused so, it is
+// recorded as skipped by them (skipModel, ok false); when no model
 // is left to wait for by slot, target i is recorded as skipped at its limit (ok false:
 // the request goes on to the next model).
 // When ctx ends the request leaves every queue: the error is ctx's when the caller went
@@ -875,6 +887,17 @@ func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err er
 		for _, k := range candidates {
 			name := p.targets[k].name
 			u := p.rt.limits.of(name)
+			if err := g.admitModel(ctx, p, p.targets[k], now); err != nil {
+				// The key's own limits of it refuse it: no slot will do until its minute
+				// moves on (a spent budget stays spent for the wait).
+				if u != nil {
+					unqueue(u)
+				}
+				if mr := (*ModelRateError)(nil); errors.As(err, &mr) {
+					sooner(mr.RetryAfter)
+				}
+				continue
+			}
 			if d := g.breakers.reopensIn(name, now); d > 0 {
 				if u != nil {
 					unqueue(u)
@@ -906,6 +929,10 @@ func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err er
 		}
 		if len(queued) == 0 {
 			t := p.targets[i]
+			if err := g.admitModel(ctx, p, t, now); err != nil {
+				p.skipModel(t, err) // the key's own limits of it came to refuse it while it waited
+				return false, nil
+			}
 			u := p.rt.limits.of(t.name)
 			u.mu.Lock()
 			wait, why, at := u.atLimit(now, nil)
