@@ -255,19 +255,30 @@ func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []targ
 }
 
 // admissible returns the error Complete would refuse req under scope with before calling
-// any model (admission, then budgetUsable: a budget, or a request tag's account, whose calls, tokens or dollars are used
-// up, or whose tokens per minute are), taking nothing from the budget: a request to be
-// answered later (StartBackgroundResponse) is refused now as Complete would refuse it.
+// any model (admission; the key's own per-model limits refusing every model the request
+// may go to, enterModel's *ModelBudgetError or *ModelRateError; then budgetUsable: a
+// budget, or a request tag's account, whose calls, tokens or dollars are used up, or
+// whose tokens per minute are), taking nothing from the budget and counting nothing: a
+// request to be answered later (StartBackgroundResponse) is refused now as Complete would
+// refuse it.
 func (g *Gateway) admissible(ctx context.Context, scope Scope, req *Request) error {
-	if _, _, err := g.admission(scope, req); err != nil {
+	primary, fallback, err := g.admission(scope, req)
+	if err != nil {
 		return err
 	}
 	if _, err := g.guardrailsFor(scope, req, GuardrailPreCall); err != nil { // a name nothing configures
 		return err
 	}
-	scope, err := g.withTagBudgets(ctx, scope, req.Tags) // as prepare: the request's tags' accounts too
+	scope, err = g.withTagBudgets(ctx, scope, req.Tags) // as prepare: the request's tags' accounts too
 	if err != nil {
 		return err
+	}
+	if b := scope.Budget; b != nil {
+		// A scratch plan: enterModel only reads the key's entries and records on it.
+		p := &plan{scope: scope, req: req, rt: g.routes()}
+		if err := g.enterModel(ctx, p, b, &primary, &fallback); err != nil {
+			return err
+		}
 	}
 	return g.budgetUsable(ctx, scope)
 }

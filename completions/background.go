@@ -169,7 +169,8 @@ func (r *ResponsesRequest) checkBackground() error {
 // the same id as StoreResponse would (completed, incomplete, or failed with an error
 // object for an upstream failure) unless a cancel or a delete came first. What Complete
 // refuses before calling a model (a *ValidationError for an unknown model or provider,
-// ErrModelNotAllowed, a spent budget's ErrBudgetExceeded or its *TokenRateError) is
+// ErrModelNotAllowed, a spent budget's ErrBudgetExceeded or its *TokenRateError, the key's
+// per-model limits refusing every model: *ModelBudgetError, *ModelRateError) is
 // returned at once and nothing is stored; the budget's call is taken when the run starts. The run
 // may last StoredResponsesOptions.BackgroundTimeout (unless the request or the scope
 // bounds it), is held to the scope's budget, sees the same observers and ledger, keeps
