@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -200,7 +201,7 @@ func (s *Server) mintRealtimeSecret(r *http.Request, rec *realtimeSecretRecord, 
 	secret := realtimeSecretPrefix + hex.EncodeToString(raw)
 	now := time.Now()
 	rec.Credential, rec.ExpiresAt = Credential(r), now.Add(ttl).UTC()
-	if err := store.PutJSON(r.Context(), s.cfg.Store, store.RealtimeSecrets, secretID(secret), rec); err != nil {
+	if err := s.putRealtimeSecret(r.Context(), secretID(secret), *rec); err != nil {
 		return "", err
 	}
 	if s.realtimeSweep.due(now) {
@@ -340,16 +341,156 @@ func secretID(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// sweepRealtimeSecrets deletes the records of the secrets expired at now.
-func (s *Server) sweepRealtimeSecrets(ctx context.Context, now time.Time) {
-	s.sweepExpired(ctx, store.RealtimeSecrets, "realtime client secrets", func(value []byte) bool {
-		var rec realtimeSecretRecord
-		return json.Unmarshal(value, &rec) == nil && now.After(rec.ExpiresAt)
+// realtimeSecretSweepPage is how many records the scan of an earlier build's client
+// secrets reads (and indexes or deletes in one transaction) at a time, and the most
+// expiry index keys a sweep reads at a time; a sweep's first page is
+// realtimeSecretSweepFirst keys, doubled while every key of a page is expired, so a sweep
+// that finds few expired reads few keys past them.
+const (
+	realtimeSecretSweepPage  = 64
+	realtimeSecretSweepFirst = 8
+)
+
+// realtimeSecretIndexMigration names, in store.Migrations, the scan that indexed the
+// client secrets kept before store.RealtimeSecretExpiry existed.
+const realtimeSecretIndexMigration = "realtime_secret_expiry_index"
+
+// realtimeSecretExpiryKey is the store.RealtimeSecretExpiry key of the secret id expiring
+// at: the time first (Unix nanoseconds, 19 digits), so the index lists oldest first.
+func realtimeSecretExpiryKey(at time.Time, id string) string {
+	return fmt.Sprintf("%019d/%s", max(at.UnixNano(), 0), id)
+}
+
+// parseRealtimeSecretExpiryKey is realtimeSecretExpiryKey's time and id.
+func parseRealtimeSecretExpiryKey(key string) (time.Time, string, bool) {
+	nanos, id, ok := strings.Cut(key, "/")
+	n, err := strconv.ParseInt(nanos, 10, 64)
+	if !ok || err != nil || id == "" {
+		return time.Time{}, "", false
+	}
+	return time.Unix(0, n), id, true
+}
+
+// putRealtimeSecret stores the client secret id's record with its expiry index key, in
+// one transaction: a sweep finds it by the index.
+func (s *Server) putRealtimeSecret(ctx context.Context, id string, rec realtimeSecretRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+		if err := tx.Put(ctx, store.RealtimeSecrets, id, b); err != nil {
+			return err
+		}
+		return tx.Put(ctx, store.RealtimeSecretExpiry, realtimeSecretExpiryKey(rec.ExpiresAt, id), nil)
 	})
 }
 
+// sweepRealtimeSecrets deletes the records of the secrets expired at now: best effort (a
+// failure is logged; the next sweep tries again). It reads the expiry index
+// (store.RealtimeSecretExpiry) oldest first up to now, a page at a time, and deletes each
+// secret it names with its index key, reading no record: the secrets still valid cost the
+// rest of the page where it stops (realtimeSecretSweepFirst keys at most when few
+// expired), however many there are. The first sweep on a store written by
+// a build without the index indexes the secrets it kept (indexEarlierRealtimeSecrets).
+func (s *Server) sweepRealtimeSecrets(ctx context.Context, now time.Time) {
+	if err := s.indexEarlierRealtimeSecrets(ctx, now); err != nil {
+		s.log.WarnContext(ctx, "indexing the realtime client secrets of an earlier build by expiry", "err", err)
+	}
+	for after, limit := "", realtimeSecretSweepFirst; ; limit = min(2*limit, realtimeSecretSweepPage) {
+		page, err := s.cfg.Store.List(ctx, store.RealtimeSecretExpiry, store.ListOptions{After: after, Limit: limit})
+		if err != nil {
+			s.log.WarnContext(ctx, "listing realtime client secrets by expiry to delete the expired", "err", err)
+			return
+		}
+		due := 0
+		for _, e := range page {
+			if at, _, ok := parseRealtimeSecretExpiryKey(e.Key); ok && !now.After(at) {
+				break
+			}
+			due++
+		}
+		if due > 0 {
+			err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+				for _, e := range page[:due] {
+					if err := tx.Delete(ctx, store.RealtimeSecretExpiry, e.Key); err != nil {
+						return err
+					}
+					// A secret is never rewritten: its record expires at its index key's time.
+					if _, id, ok := parseRealtimeSecretExpiryKey(e.Key); ok {
+						if err := tx.Delete(ctx, store.RealtimeSecrets, id); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				s.log.WarnContext(ctx, "deleting expired realtime client secrets", "err", err)
+				return
+			}
+		}
+		if due < len(page) || len(page) < limit || ctx.Err() != nil {
+			return
+		}
+		after = page[len(page)-1].Key
+	}
+}
+
+// indexEarlierRealtimeSecrets makes sure every client secret has its
+// store.RealtimeSecretExpiry key: those a build before the index wrote have none, and no
+// indexed sweep would find them. When store.MigrationDue says so (never ran, or ran once a
+// day ago: replicas of the earlier build may have minted more meanwhile) it reads every
+// secret, a page a transaction, deletes those expired at now and indexes the others, then
+// records that it ran (at now). Stopped half way, the next sweep does it again.
+func (s *Server) indexEarlierRealtimeSecrets(ctx context.Context, now time.Time) error {
+	st := s.cfg.Store
+	if due, err := store.MigrationDue(ctx, st, realtimeSecretIndexMigration, now); err != nil || !due {
+		return err
+	}
+	for after := ""; ; {
+		page, err := st.List(ctx, store.RealtimeSecrets, store.ListOptions{After: after, Limit: realtimeSecretSweepPage})
+		if err != nil {
+			return err
+		}
+		err = st.Update(ctx, func(tx store.Tx) error {
+			for _, e := range page {
+				var rec realtimeSecretRecord
+				if json.Unmarshal(e.Value, &rec) != nil || now.After(rec.ExpiresAt) {
+					if err := tx.Delete(ctx, store.RealtimeSecrets, e.Key); err != nil {
+						return err
+					}
+					if !rec.ExpiresAt.IsZero() {
+						if err := tx.Delete(ctx, store.RealtimeSecretExpiry, realtimeSecretExpiryKey(rec.ExpiresAt, e.Key)); err != nil {
+							return err
+						}
+					}
+					continue
+				}
+				if err := tx.Put(ctx, store.RealtimeSecretExpiry, realtimeSecretExpiryKey(rec.ExpiresAt, e.Key), nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(page) < realtimeSecretSweepPage {
+			break
+		}
+		after = page[len(page)-1].Key
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return store.MigrationRan(ctx, st, realtimeSecretIndexMigration, now)
+}
+
 // sweepExpired deletes the records of collection (what names them in a warning) that
-// expired says are past their expiry: best effort, as the next sweep tries again.
+// expired says are past their expiry: best effort, as the next sweep tries again. It reads
+// every record: for a collection that holds only the records in use (realtime calls,
+// deleted as they end) and the few a gone replica left.
 func (s *Server) sweepExpired(ctx context.Context, collection store.Collection, what string, expired func(value []byte) bool) {
 	entries, err := s.cfg.Store.List(ctx, collection, store.ListOptions{})
 	if err != nil {

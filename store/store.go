@@ -113,6 +113,7 @@ const (
 	Deployments               Collection = "deployments"                  // deployments added through LiteLLM's POST /model/new, keyed by model_info.id; their api_key sealed (AES-GCM), never in clear
 	RealtimeSecrets           Collection = "realtime_secrets"             // ephemeral realtime client secrets (POST /v1/realtime/client_secrets), keyed by their SHA-256, never in clear
 	RealtimeCalls             Collection = "realtime_calls"               // realtime calls being watched (POST /v1/realtime/calls), keyed by call id: who placed each and with which model, for a hang-up at any replica
+	RealtimeSecretExpiry      Collection = "realtime_secret_expiry"       // expiry (Unix nanoseconds, 19 digits)/client secret's SHA-256 -> "" (written and deleted with each RealtimeSecrets record)
 )
 
 // Entry is one record returned by List.

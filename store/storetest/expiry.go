@@ -76,13 +76,13 @@ func testMigrations(t *testing.T, h Harness) {
 }
 
 // expiryKey is a key of the expiry indexes (store.ResponseCacheExpiry,
-// store.SessionExpiry): the time in Unix nanoseconds, 19 digits, then the record's key.
+// store.SessionExpiry, store.RealtimeSecretExpiry): the time in Unix nanoseconds, 19 digits, then the record's key.
 func expiryKey(at time.Time, key string) string {
 	return fmt.Sprintf("%019d/%s", max(at.UnixNano(), 0), key)
 }
 
 // testExpiryIndexes checks what the expiry indexes (store.ResponseCacheExpiry,
-// store.SessionExpiry) ask of a driver: a key with an empty value is kept and listed;
+// store.SessionExpiry, store.RealtimeSecretExpiry) ask of a driver: a key with an empty value is kept and listed;
 // keys list in time order whatever the record keys after the time; a sweep pages through
 // them with After and Limit and stops at a time; an index key written or deleted with its
 // record in one Update is kept or lost with it, and a failed Update leaves both.
@@ -90,6 +90,7 @@ func testExpiryIndexes(t *testing.T, h Harness) {
 	for _, pair := range []struct{ records, index store.Collection }{
 		{store.ResponseCache, store.ResponseCacheExpiry},
 		{store.Sessions, store.SessionExpiry},
+		{store.RealtimeSecrets, store.RealtimeSecretExpiry},
 	} {
 		t.Run(string(pair.index), func(t *testing.T) { testExpiryIndex(t, h, pair.records, pair.index) })
 	}
