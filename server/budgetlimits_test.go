@@ -12,9 +12,10 @@ import (
 // when it is the budget's) and, having none of its own, its model_max_budget (a model's
 // spent budget refuses that model while the key's others work; a key's own wins, as on
 // LiteLLM); /budget/update rewrites them on the key, null removing the bound; an
-// organization takes the rpm_limit; an end user, whose account here holds neither, is
-// refused the budget (400 naming budget_id), and a /budget/update adding one to a budget
-// end users name is a 400 naming the field.
+// organization takes the rpm_limit; an end user, whose account here holds no
+// model_max_budget, is refused a budget with one (400 naming budget_id), and a
+// /budget/update adding one to a budget end users name is a 400 naming the field (the
+// end users' rpm_limit is TestEndUserRPMLimit's).
 func TestBudgetRPMLimitAndModelMaxBudget(t *testing.T) {
 	hs, s := keysServerWith(t, nil, &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}})
 	r := do(t, s, "POST", "/budget/new", testKey, `{"budget_id":"b","rpm_limit":3,"model_max_budget":{"openai/ok":{"budget_limit":0.0001,"time_period":"1d"}}}`)
@@ -70,7 +71,7 @@ func TestBudgetRPMLimitAndModelMaxBudget(t *testing.T) {
 		t.Errorf("/budget/settings: %d %s", r.status, r.raw)
 	}
 
-	// End users hold neither here.
+	// End users hold no model_max_budget here.
 	wantParam(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"carol","budget_id":"b"}`), http.StatusBadRequest, "budget_id", "model_max_budget")
 	if r := do(t, s, "POST", "/budget/new", testKey, `{"budget_id":"plain","max_budget":5}`); r.status != http.StatusOK {
 		t.Fatal(r.status, r.raw)
@@ -78,5 +79,5 @@ func TestBudgetRPMLimitAndModelMaxBudget(t *testing.T) {
 	if r := do(t, s, "POST", "/customer/new", testKey, `{"user_id":"dave","budget_id":"plain"}`); r.status != http.StatusOK {
 		t.Fatal(r.status, r.raw)
 	}
-	wantParam(t, do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"plain","rpm_limit":5}`), http.StatusBadRequest, "rpm_limit", `"dave"`)
+	wantParam(t, do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"plain","model_max_budget":{"openai/ok":{"budget_limit":1}}}`), http.StatusBadRequest, "model_max_budget", `"dave"`)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -54,9 +55,13 @@ type endUserRequest struct {
 	Blocked        bool     `json:"blocked,omitempty" jsonschema:"description=true: every request naming this end user is refused until set false"`
 	// TokensPerMinute bounds the tokens its answers use per minute (LiteLLM's tpm_limit).
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty" jsonschema:"description=Tokens the end user's answers may use per minute across every key (a request past it is a 429 with Retry-After); 0 for no bound"`
+	// RequestsPerMinute bounds the requests naming the end user per minute (LiteLLM's
+	// end user rpm_limit).
+	RequestsPerMinute int `json:"requests_per_minute,omitempty" jsonschema:"description=Requests naming the end user it may make per minute across every key of its owner (LiteLLM's rpm_limit: one more is a 429 with Retry-After); 0 for no bound"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
-	// budget_duration and tpm_limit become the end user's, now and on every /budget/update.
-	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit the end user takes: now and whenever the budget changes; the end user's own budget fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the end user's own"`
+	// budget_duration, tpm_limit and rpm_limit become the end user's, now and on every
+	// /budget/update.
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit and rpm_limit the end user takes: now and whenever the budget changes; the end user's own budget fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the end user's own"`
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by /customer/new only;
 	// blocked given outright clears it), as a team's budgetBlock.
 	budgetBlock bool
@@ -78,8 +83,10 @@ type endUser struct {
 	BudgetBlock    bool     `json:"budget_block,omitempty" jsonschema:"description=The block is LiteLLM's max_budget 0 (a budget of nothing): a new max_budget on /customer/update lifts it"`
 	// TokensPerMinute is the end user's tokens per minute bound (0: none).
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
+	// RequestsPerMinute is the end user's requests per minute bound (0: none).
+	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
 	// BudgetID is the LiteLLM budget the end user's limits come from ("": its own).
-	BudgetID  string    `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute come from"`
+	BudgetID  string    `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute and requests_per_minute come from"`
 	CreatedAt time.Time `json:"created_at"`
 	FirstSeen bool      `json:"created_by_request,omitempty" jsonschema:"description=true: made by the first request that named it (not by POST /api/v1/customers)"`
 	Spend     keySpend  `json:"spend" jsonschema:"description=What the end user's requests used across every key (in the current period with budget_duration)"`
@@ -209,13 +216,14 @@ func checkEndUserRequest(g *completions.Gateway, req endUserRequest, checkModels
 		return completions.BudgetLimits{}, Validation(http.StatusUnprocessableEntity, "alias: at most %d characters, got %d", maxEndUserAliasLength, len(req.Alias))
 	}
 	return checkKeyRequest(g, keyRequest{Models: req.Models, MaxBudgetUSD: req.MaxBudgetUSD, SoftBudgetUSD: req.SoftBudgetUSD,
-		BudgetDuration: req.BudgetDuration, Blocked: req.Blocked, TokensPerMinute: req.TokensPerMinute}, time.Now(), checkModels)
+		BudgetDuration: req.BudgetDuration, Blocked: req.Blocked, TokensPerMinute: req.TokensPerMinute, RequestsPerMinute: req.RequestsPerMinute}, time.Now(), checkModels)
 }
 
 // applyTo sets e's fields to req's (limits is req checked).
 func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
 	e.Alias, e.Models, e.MaxBudgetUSD, e.SoftBudgetUSD = req.Alias, limits.AllowedModels, req.MaxBudgetUSD, req.SoftBudgetUSD
 	e.BudgetDuration, e.Blocked, e.TokensPerMinute, e.BudgetID = req.BudgetDuration, req.Blocked, req.TokensPerMinute, req.BudgetID
+	e.RequestsPerMinute = req.RequestsPerMinute
 	e.BudgetBlock = req.Blocked && req.budgetBlock
 	if len(e.Models) == 0 {
 		e.Models = nil
@@ -226,7 +234,7 @@ func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
 func (e endUser) requestOf() endUserRequest {
 	return endUserRequest{EndUserID: e.EndUserID, Alias: e.Alias, Models: e.Models, MaxBudgetUSD: e.MaxBudgetUSD,
 		SoftBudgetUSD: e.SoftBudgetUSD, BudgetDuration: e.BudgetDuration, Blocked: e.Blocked, budgetBlock: e.BudgetBlock,
-		TokensPerMinute: e.TokensPerMinute, BudgetID: e.BudgetID}
+		TokensPerMinute: e.TokensPerMinute, RequestsPerMinute: e.RequestsPerMinute, BudgetID: e.BudgetID}
 }
 
 // endUserLimits is the account limits of e as stored (its fields were checked when set).
@@ -592,7 +600,8 @@ func requestEndUser(r *http.Request, names []string, fromBody ...string) endUser
 
 // withEndUser makes sc's requests draw on the account of its owner's end user id as well
 // ("": sc unchanged); an end user not stored yet is made by the request's reserved call
-// (endUserAccount). field names where id came from in a refusal of it.
+// (endUserAccount). The request is one of the end user's requests_per_minute
+// (endUserWithinRate). field names where id came from in a refusal of it.
 func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, id string) (completions.Scope, error) {
 	if id == "" || s.cfg.Store == nil {
 		return sc, nil
@@ -604,7 +613,45 @@ func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, i
 	if err != nil {
 		return sc, err
 	}
+	if err := s.endUserWithinRate(ctx, sc.Owner, id, time.Now()); err != nil {
+		return sc, err
+	}
 	return drawingOn(sc, eb, endUserKind, id), nil
+}
+
+// endUserWithinRate takes a request of owner's end user id at now from its
+// requests_per_minute (LiteLLM's end user rpm_limit, a budget's rpm_limit it took), in
+// this process's bucket and, through the shared counters, the other replicas' (as a
+// virtual key's own rate): past it a 429 with Retry-After in LiteLLM's words (its rate
+// limiter's for an end_user). An end user not stored yet, or without a bound, takes
+// nothing.
+func (s *Server) endUserWithinRate(ctx context.Context, owner, id string, now time.Time) error {
+	rec, err := store.GetJSON[storedEndUser](ctx, s.cfg.Store, store.EndUsers, owner+"/"+id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("server: reading end user %s: %w", id, err)
+	}
+	rate := rec.RequestsPerMinute
+	if rate <= 0 {
+		return nil
+	}
+	bucket := endUserBudgetID(owner, id)
+	ok, wait, _ := s.vkRL.takeLeft(bucket, rate, now)
+	if ok {
+		if s.shared != nil {
+			s.shared.Add(sharedVirtualRate+strconv.Itoa(rate)+"/"+bucket, 1, now)
+		}
+		return nil
+	}
+	secs := int(wait/time.Second) + 1
+	ae := Errorf(http.StatusTooManyRequests, KindTooManyRequests,
+		"Rate limit exceeded for end_user: %s. Limit type: requests. Current limit: %d, Remaining: 0. Limit resets at: %s",
+		id, rate, now.Add(time.Duration(secs)*time.Second).UTC().Format("2006-01-02 15:04:05 UTC"))
+	ae.Header = http.Header{"Retry-After": []string{strconv.Itoa(secs)}}
+	ae.Retryable = true
+	return ae
 }
 
 // endUserAccount loads the account of owner's end user id; one not stored yet is made,

@@ -38,14 +38,15 @@ import (
 // the requests in flight of each virtual key naming it (the key's max_parallel_requests,
 // rewritten by /budget/update as the others); end users and organizations naming the budget
 // have no such bound, as LiteLLM bounds requests in flight of keys and teams only. Its
-// rpm_limit becomes the rpm_limit of each key and organization naming it, and its
-// model_max_budget the model_max_budget of each key naming it that has none of its own, as
-// LiteLLM's key view (LiteLLM_VerificationTokenView) fills a key's empty rpm_limit and
-// model_max_budget from its budget's row and its organization view takes the budget's
-// rpm_limit. LiteLLM holds its end users to both as well (end_user_rpm_limit,
-// end_user_model_max_budget), which an end user account here cannot hold: an end user
-// naming such a budget is refused (400 naming budget_id), as is a /budget/update giving one
-// to a budget end users name (endUserCannotTake). budget_reset_at is refused with a 400
+// rpm_limit becomes the rpm_limit of each key, organization and end user naming it (an end
+// user's requests_per_minute, LiteLLM's end_user_rpm_limit), and its model_max_budget the
+// model_max_budget of each key naming it that has none of its own, as LiteLLM's key view
+// (LiteLLM_VerificationTokenView) fills a key's empty rpm_limit and model_max_budget from
+// its budget's row and its organization view takes the budget's rpm_limit. LiteLLM holds
+// its end users to model_max_budget as well (end_user_model_max_budget), which an end
+// user account here cannot hold: an end user naming such a budget is refused (400 naming
+// budget_id), as is a /budget/update giving one to a budget end users name
+// (endUserCannotTake). budget_reset_at is refused with a 400
 // naming it unless it asks for nothing, as the other LiteLLM routes here refuse theirs.
 
 // Bounds of LiteLLM budgets.
@@ -75,8 +76,8 @@ type litellmBudgetRecord struct {
 	TokensPerMinute int64   `json:"tokens_per_minute,omitempty"`
 	// MaxParallelRequests bounds the requests in flight of each key naming the budget.
 	MaxParallelRequests int `json:"max_parallel_requests,omitempty"`
-	// RequestsPerMinute becomes the requests_per_minute (LiteLLM's rpm_limit) of each key
-	// and organization naming the budget.
+	// RequestsPerMinute becomes the requests_per_minute (LiteLLM's rpm_limit) of each key,
+	// organization and end user naming the budget.
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
 	// ModelMaxBudget becomes the model_max_budget of each key naming the budget that has
 	// none of its own.
@@ -95,7 +96,7 @@ type litellmBudget struct {
 	SoftBudget          *float64                       `json:"soft_budget" jsonschema:"description=USD mark that sends a budget alert and never blocks; null for none"`
 	MaxParallelRequests *int                           `json:"max_parallel_requests" jsonschema:"description=Requests each virtual key naming the budget may have in flight at once (its max_parallel_requests; end users have no such bound); null for no bound"`
 	TPMLimit            *int64                         `json:"tpm_limit" jsonschema:"description=Tokens per minute each end user or key naming the budget may use; null for no bound"`
-	RPMLimit            *int                           `json:"rpm_limit" jsonschema:"description=Requests per minute each virtual key or organization naming the budget may make (its rpm_limit); null for no bound"`
+	RPMLimit            *int                           `json:"rpm_limit" jsonschema:"description=Requests per minute each virtual key or organization or end user naming the budget may make (its rpm_limit); null for no bound"`
 	ModelMaxBudget      *map[string]litellmModelBudget `json:"model_max_budget" jsonschema:"description=USD budgets of single models ({gpt-4o: {budget_limit: 10\\, time_period: 1d}}) of each virtual key naming the budget that has none of its own; null for none"`
 	BudgetDuration      *string                        `json:"budget_duration" jsonschema:"description=Period after which the spend of each end user or key naming it starts again from zero (30d); null for all time"`
 	BudgetResetAt       *time.Time                     `json:"budget_reset_at" jsonschema:"description=Always null: each end user's period starts at its own first request (its litellm_budget_table.budget_reset_at)"`
@@ -113,8 +114,8 @@ type litellmBudgetRequest struct {
 	SoftBudget     *float64 `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks; null or 0 for none"`
 	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which the spend of each end user or key naming it starts again from zero (30d); null for all time"`
 	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens per minute each end user or key naming it may use; null or 0 for no bound"`
-	// RPMLimit becomes the rpm_limit of each key and organization naming the budget.
-	RPMLimit *int `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute each virtual key or organization naming it may make (their rpm_limit: past it a 429); an end user cannot take a budget with one; null or 0 for no bound"`
+	// RPMLimit becomes the rpm_limit of each key, organization and end user naming the budget.
+	RPMLimit *int `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute each virtual key or organization or end user naming it may make (their rpm_limit: past it a 429); null or 0 for no bound"`
 	// ModelMaxBudget becomes the model_max_budget of each key naming the budget.
 	ModelMaxBudget map[string]litellmModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models ({gpt-4o: {budget_limit: 10\\, time_period: 1d}}) of each virtual key naming it that has no model_max_budget of its own (LiteLLM's rule); an end user cannot take a budget with one; organizations ignore it; null or {} for none"`
 	// MaxParallelRequests becomes the max_parallel_requests of each key naming the budget.
@@ -457,7 +458,7 @@ func litellmBudgetSettings(b litellmBudget) []litellmBudgetSetting {
 	return []litellmBudgetSetting{
 		{FieldName: "max_parallel_requests", FieldType: "Integer", FieldDescription: "Requests each virtual key naming the budget may have in flight at once", FieldValue: value(b.MaxParallelRequests), StoredInDB: true},
 		{FieldName: "tpm_limit", FieldType: "Integer", FieldDescription: "Tokens per minute each end user or key naming the budget may use", FieldValue: value(b.TPMLimit), StoredInDB: true},
-		{FieldName: "rpm_limit", FieldType: "Integer", FieldDescription: "Requests per minute each virtual key or organization naming the budget may make", FieldValue: value(b.RPMLimit), StoredInDB: true},
+		{FieldName: "rpm_limit", FieldType: "Integer", FieldDescription: "Requests per minute each virtual key or organization or end user naming the budget may make", FieldValue: value(b.RPMLimit), StoredInDB: true},
 		{FieldName: "budget_duration", FieldType: "String", FieldDescription: "Period after which the spend of each end user or key naming the budget starts again from zero (30d)", FieldValue: value(b.BudgetDuration), StoredInDB: true},
 		{FieldName: "max_budget", FieldType: "Float", FieldDescription: "USD each end user or key naming the budget may spend (per budget_duration)", FieldValue: value(b.MaxBudget), StoredInDB: true},
 		{FieldName: "soft_budget", FieldType: "Float", FieldDescription: "USD mark that sends a budget alert and never blocks", FieldValue: value(b.SoftBudget), StoredInDB: true},
@@ -551,6 +552,7 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, g *completions.Gateway
 		for _, rec := range recs {
 			eid := rec.EndUserID
 			rec.MaxBudgetUSD, rec.SoftBudgetUSD, rec.BudgetDuration, rec.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
+			rec.RequestsPerMinute = b.RequestsPerMinute
 			if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, eid), endUserLimits(rec.endUser)); err != nil {
 				return err
 			}
@@ -689,7 +691,7 @@ func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
 	if req.fields != nil {
 		return req.fields
 	}
-	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, 0, 0, req.Blocked && req.budgetBlock)
+	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.RequestsPerMinute, 0, req.Blocked && req.budgetBlock)
 }
 
 // budgetFieldsSet names, of budgetIDFields, those an end user's or a key's request sets
@@ -822,14 +824,14 @@ func budgetNamed(ctx context.Context, tx store.Tx, owner, id string) (litellmBud
 // through tx ("": req unchanged), refusing those given (the fields of the request's body)
 // with other values, or answers 404 naming budget_id (takeBudget).
 func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRequest, given map[string]json.RawMessage) error {
-	return takeBudget(ctx, tx, owner, req.BudgetID, "end user", given, budgetTarget{maxUSD: &req.MaxBudgetUSD, softUSD: &req.SoftBudgetUSD, duration: &req.BudgetDuration, tokensPerMinute: &req.TokensPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock})
+	return takeBudget(ctx, tx, owner, req.BudgetID, "end user", given, budgetTarget{maxUSD: &req.MaxBudgetUSD, softUSD: &req.SoftBudgetUSD, duration: &req.BudgetDuration, tokensPerMinute: &req.TokensPerMinute,
+		requestsPerMinute: &req.RequestsPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock})
 }
 
 // budgetTarget points at the budget fields of an end user's, a key's or an organization's
 // request; maxParallel and modelMaxBudget only a key's (nil: the budget's
-// max_parallel_requests or model_max_budget is not taken), requestsPerMinute a key's or an
-// organization's (nil: an end user's, which cannot take a budget with an rpm_limit or a
-// model_max_budget, endUserCannotTake).
+// max_parallel_requests or model_max_budget is not taken; an end user cannot take a budget
+// with a model_max_budget, endUserCannotTake).
 type budgetTarget struct {
 	maxUSD, softUSD      *float64
 	duration             *string
@@ -842,13 +844,12 @@ type budgetTarget struct {
 
 // endUserCannotTake refuses budget b for end users (the first, endUser, named), naming
 // field, when b holds a limit an end user's account cannot: LiteLLM holds its end users to
-// a budget's rpm_limit and model_max_budget too, which end user accounts here do not have,
-// so taking it without them would leave the end user less bounded than the budget says.
+// a budget's model_max_budget too (end_user_model_max_budget), which end user accounts
+// here do not have (a model's spend is kept by a key's account only), so taking it
+// without it would leave the end user less bounded than the budget says. Its rpm_limit
+// end users take (their requests_per_minute).
 func endUserCannotTake(b litellmBudgetRecord, field, endUser string) error {
 	var held []string
-	if b.RequestsPerMinute > 0 {
-		held = append(held, "rpm_limit")
-	}
 	if len(b.ModelMaxBudget) > 0 {
 		held = append(held, "model_max_budget")
 	}

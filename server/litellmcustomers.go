@@ -20,8 +20,8 @@ import (
 // checks and owner scoping as /api/v1/customers), in LiteLLM's shapes, messages and error
 // envelope. budget_id names a budget of /budget/new (litellmbudgets.go) whose limits the
 // end user takes. A LiteLLM field with no equivalent here (allowed_model_region,
-// default_model, object_permission, rpm_limit) is refused with a 400 naming it unless it
-// asks for nothing.
+// default_model, object_permission) is refused with a 400 naming it unless it asks for
+// nothing.
 
 // litellmCustomerFieldNames maps LiteLLM's customer fields onto endUserRequest's.
 var litellmCustomerFieldNames = map[string]string{
@@ -34,13 +34,14 @@ var litellmCustomerFieldNames = map[string]string{
 	"models":          "models",
 	"budget_id":       "budget_id",
 	"tpm_limit":       "tokens_per_minute",
+	"rpm_limit":       "requests_per_minute",
 }
 
 // litellmCustomerNativeNames are endUserRequest's field names and LiteLLM's, for failures.
 var litellmCustomerNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"soft_budget_usd", "soft_budget"}, {"budget_duration", "budget_duration"},
 	{"end_user_id", "user_id"}, {"alias", "alias"}, {"models", "models"}, {"blocked", "blocked"},
-	{"tokens_per_minute", "tpm_limit"}, {"budget_id", "budget_id"},
+	{"tokens_per_minute", "tpm_limit"}, {"requests_per_minute", "rpm_limit"}, {"budget_id", "budget_id"},
 }
 
 // litellmCustomer is an end user as LiteLLM's LiteLLM_EndUserTable describes one.
@@ -64,6 +65,7 @@ type litellmCustomerLimit struct {
 	BudgetDuration *string    `json:"budget_duration"`
 	BudgetResetAt  *time.Time `json:"budget_reset_at"`
 	TPMLimit       *int64     `json:"tpm_limit"`
+	RPMLimit       *int       `json:"rpm_limit"`
 }
 
 // litellmCustomerRequest documents LiteLLM's customer request body (POST /customer/new,
@@ -77,7 +79,8 @@ type litellmCustomerRequest struct {
 	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which its spend starts again from zero (30d)"`
 	Models         []string `json:"models,omitempty" jsonschema:"description=Switchyard's extension: the models its requests may call"`
 	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens its answers may use per minute"`
-	BudgetID       *string  `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit the end user takes: now and on every /budget/update (those fields given with it must have the budget's values)"`
+	RPMLimit       *int     `json:"rpm_limit,omitempty" jsonschema:"description=Requests naming the end user per minute (past it a 429 with Retry-After); 0 for no bound"`
+	BudgetID       *string  `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit and rpm_limit the end user takes: now and on every /budget/update (those fields given with it must have the budget's values)"`
 }
 
 // litellmCustomerIDs is the body of POST /customer/delete, /customer/block and
@@ -350,7 +353,7 @@ func litellmCustomerIDsOf(r *http.Request) ([]string, error) {
 // litellmCustomerFields turns LiteLLM's customer fields into a body of endUserRequest's.
 // A null field is "not given"; on update, as LiteLLM's, so are false, 0, "", [] and {}
 // (its clients send every field with its default), and on /customer/new so are soft_budget,
-// tpm_limit and budget_duration 0 or "" beside a budget_id. max_budget 0 on /customer/new is
+// tpm_limit, rpm_limit and budget_duration 0 or "" beside a budget_id. max_budget 0 on /customer/new is
 // LiteLLM's budget of nothing: the end user is made blocked (whatever blocked says, false
 // being its clients' default) and remembers it as its budget_block, which a later
 // max_budget on /customer/update lifts, as a team's.
@@ -362,7 +365,7 @@ func litellmCustomerFields(fields map[string]json.RawMessage, update bool) (json
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 		to := litellmCustomerFieldNames[name]
 		switch {
-		case budgetID != "" && (name == "soft_budget" || name == "tpm_limit" || name == "budget_duration") && emptyJSON(raw):
+		case budgetID != "" && (name == "soft_budget" || name == "tpm_limit" || name == "rpm_limit" || name == "budget_duration") && emptyJSON(raw):
 			// Beside a budget_id, 0 or "" asks for nothing on /customer/new as on
 			// /customer/update (which ignores every default): the budget sets the field.
 		case to == "" && (isNull || emptyJSON(raw) || bytes.Equal(bytes.TrimSpace(raw), []byte("false"))):
@@ -411,7 +414,7 @@ func litellmCustomerOf(e endUser) litellmCustomer {
 	if e.Alias != "" {
 		out.Alias = &e.Alias
 	}
-	if e.MaxBudgetUSD > 0 || e.SoftBudgetUSD > 0 || e.BudgetDuration != "" || e.TokensPerMinute > 0 || e.BudgetID != "" {
+	if e.MaxBudgetUSD > 0 || e.SoftBudgetUSD > 0 || e.BudgetDuration != "" || e.TokensPerMinute > 0 || e.RequestsPerMinute > 0 || e.BudgetID != "" {
 		id := e.EndUserID
 		if e.BudgetID != "" {
 			id = e.BudgetID
@@ -420,6 +423,9 @@ func litellmCustomerOf(e endUser) litellmCustomer {
 		l := &litellmCustomerLimit{}
 		if e.TokensPerMinute > 0 {
 			l.TPMLimit = &e.TokensPerMinute
+		}
+		if e.RequestsPerMinute > 0 {
+			l.RPMLimit = &e.RequestsPerMinute
 		}
 		if e.MaxBudgetUSD > 0 {
 			l.MaxBudget = &e.MaxBudgetUSD
