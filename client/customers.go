@@ -31,12 +31,15 @@ type CustomerRequest struct {
 	// TokensPerMinute bounds the tokens the end user's answers may use per minute across
 	// every key (LiteLLM's tpm_limit); 0 for no bound.
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
+	// RequestsPerMinute bounds the requests naming the end user per minute across every
+	// key (LiteLLM's rpm_limit: past it a 429); 0 for no bound.
+	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
 	// BudgetID names a LiteLLM budget of the calling key (POST /budget/new) whose
-	// max_budget, soft_budget, budget_duration and tpm_limit the end user takes, now and
-	// whenever the budget changes; MaxBudgetUSD, SoftBudgetUSD, BudgetDuration and
-	// TokensPerMinute may not be given with it. A budget with an rpm_limit or a
-	// model_max_budget, which an end user's account does not hold, is refused (400 naming
-	// budget_id).
+	// max_budget, soft_budget, budget_duration, tpm_limit and rpm_limit the end user
+	// takes, now and whenever the budget changes; MaxBudgetUSD, SoftBudgetUSD,
+	// BudgetDuration, TokensPerMinute and RequestsPerMinute may not be given with it
+	// (unless they are the budget's). A budget with a model_max_budget, which an end
+	// user's account does not hold, is refused (400 naming budget_id).
 	BudgetID string `json:"budget_id,omitempty"`
 }
 
@@ -51,11 +54,12 @@ type Customer struct {
 	SoftBudgetUSD  float64  `json:"soft_budget_usd,omitempty"`
 	BudgetDuration string   `json:"budget_duration,omitempty"`
 	Blocked        bool     `json:"blocked,omitempty"`
-	// TokensPerMinute and BudgetID are as CustomerRequest describes them; with BudgetID
-	// the budget fields are the budget's.
-	TokensPerMinute int64     `json:"tokens_per_minute,omitempty"`
-	BudgetID        string    `json:"budget_id,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
+	// TokensPerMinute, RequestsPerMinute and BudgetID are as CustomerRequest describes
+	// them; with BudgetID the budget fields are the budget's.
+	TokensPerMinute   int64     `json:"tokens_per_minute,omitempty"`
+	RequestsPerMinute int       `json:"requests_per_minute,omitempty"`
+	BudgetID          string    `json:"budget_id,omitempty"`
+	CreatedAt         time.Time `json:"created_at"`
 	// CreatedByRequest is true when the first request naming it made it.
 	CreatedByRequest bool `json:"created_by_request,omitempty"`
 	// Spend is what the end user's requests used across every key (in the current period).
@@ -75,6 +79,9 @@ type CustomerUpdate struct {
 	// TokensPerMinute replaces the end user's tokens per minute bound when not nil (0:
 	// none).
 	TokensPerMinute *int64
+	// RequestsPerMinute replaces the end user's requests per minute bound when not nil
+	// (0: none).
+	RequestsPerMinute *int
 	// BudgetID, when not nil, makes the end user take that LiteLLM budget's limits; ""
 	// leaves its budget, keeping the budget's values as the end user's own. The end user's
 	// budget fields may not be set beside a non-empty BudgetID.
@@ -146,6 +153,7 @@ func (c *Client) UpdateCustomer(ctx context.Context, id string, u *CustomerUpdat
 		set("budget_duration", u.BudgetDuration, u.BudgetDuration != nil)
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
+		set("requests_per_minute", u.RequestsPerMinute, u.RequestsPerMinute != nil)
 		set("budget_id", u.BudgetID, u.BudgetID != nil)
 	}
 	var out Customer

@@ -127,6 +127,28 @@ func TestCustomerBudgetIDAndTokensPerMinute(t *testing.T) {
 	}
 }
 
+// TestCustomerRequestsPerMinute: an end user's requests_per_minute is set on create,
+// read back, replaced on update and taken from a budget's rpm_limit.
+func TestCustomerRequestsPerMinute(t *testing.T) {
+	c, base := realServerURL(t, completionsOptions(t))
+	ctx := context.Background()
+	cu, err := c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: "carol", RequestsPerMinute: 3})
+	if err != nil || cu.RequestsPerMinute != 3 {
+		t.Fatalf("create with requests_per_minute: %+v %v", cu, err)
+	}
+	if cu, err = c.Customer(ctx, "carol"); err != nil || cu.RequestsPerMinute != 3 {
+		t.Fatalf("read back: %+v %v", cu, err)
+	}
+	rpm := 9
+	if cu, err = c.UpdateCustomer(ctx, "carol", &client.CustomerUpdate{RequestsPerMinute: &rpm}); err != nil || cu.RequestsPerMinute != 9 {
+		t.Fatalf("update requests_per_minute: %+v %v", cu, err)
+	}
+	newBudget(t, base, testKey, `{"budget_id":"paced","rpm_limit":4}`)
+	if cu, err = c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: "dan", BudgetID: "paced"}); err != nil || cu.RequestsPerMinute != 4 || cu.BudgetID != "paced" {
+		t.Fatalf("create with a budget of rpm_limit 4: %+v %v", cu, err)
+	}
+}
+
 // newBudget makes a LiteLLM budget of body (POST /budget/new) on the server at base with
 // key, failing the test unless it is answered 200.
 func newBudget(t *testing.T, base, key, body string) {

@@ -24,6 +24,7 @@ def create_customer(end_user_id: str, *, alias: Optional[str] = None, models: Op
                     max_budget_usd: Optional[float] = None, soft_budget_usd: Optional[float] = None,
                     budget_duration: Optional[str] = None, blocked: Optional[bool] = None,
                     tokens_per_minute: Optional[int] = None, budget_id: Optional[str] = None,
+                    requests_per_minute: Optional[int] = None,
                     client: Optional[Client] = None) -> Dict[str, Any]:
     """Creates an end user of the calling key and returns it (``{"end_user_id", "alias",
     ..., "created_at", "spend"}``). ``end_user_id`` is the id the app gives it in its
@@ -31,11 +32,13 @@ def create_customer(end_user_id: str, *, alias: Optional[str] = None, models: Op
     ``max_budget_usd`` what its requests may spend across every key, per
     ``budget_duration`` (e.g. ``"30d"``) when given; ``soft_budget_usd`` a mark that sends a
     budget alert and never blocks; ``blocked`` refuses every request naming it;
-    ``tokens_per_minute`` bounds the tokens its answers use per minute across every key;
+    ``tokens_per_minute`` bounds the tokens its answers use per minute across every key,
+    ``requests_per_minute`` the requests naming it per minute (LiteLLM's rpm_limit: past it
+    a RateLimitError);
     ``budget_id`` names a LiteLLM budget of the key (``/budget/new``) whose limits it takes,
     now and whenever the budget changes (the budget fields may not be given with it; a
-    budget with an rpm_limit or a model_max_budget, which an end user does not hold here, is
-    refused naming budget_id). A bad
+    budget with a model_max_budget, which an end user does not hold here, is refused naming
+    budget_id). A bad
     field raises ValidationError naming it, a ``budget_id`` of no budget NotFoundError; an
     end user of that id already (one a request made: ``update_customer`` it)
     ConflictError."""
@@ -45,7 +48,8 @@ def create_customer(end_user_id: str, *, alias: Optional[str] = None, models: Op
         "end_user_id": end_user_id, "alias": alias, "models": list(models) if models is not None else None,
         "max_budget_usd": max_budget_usd, "soft_budget_usd": soft_budget_usd,
         "budget_duration": budget_duration, "blocked": blocked,
-        "tokens_per_minute": tokens_per_minute, "budget_id": budget_id}.items() if v is not None}
+        "tokens_per_minute": tokens_per_minute, "requests_per_minute": requests_per_minute,
+        "budget_id": budget_id}.items() if v is not None}
     return (client or Client()).request("POST", "/api/v1/customers", body=body)
 
 
@@ -77,7 +81,7 @@ def iterate_customers(*, client: Optional[Client] = None, **filters: Any) -> Ite
 def update_customer(end_user_id: str, *, client: Optional[Client] = None, **fields: Any) -> Dict[str, Any]:
     """Changes the fields given (``alias``, ``models``, ``max_budget_usd``,
     ``soft_budget_usd``, ``budget_duration``, ``blocked``, ``tokens_per_minute``,
-    ``budget_id``; ``models=[]`` allows every model; ``budget_id=""`` leaves the end user's
+    ``requests_per_minute``, ``budget_id``; ``models=[]`` allows every model; ``budget_id=""`` leaves the end user's
     budget, keeping its values as the end user's own) and returns the end user as it is now; its spend is kept. A bad or unknown field raises
     ValidationError naming it; an unknown end user NotFoundError."""
     return (client or Client()).request("PATCH", _customer_path(end_user_id), body=fields)
