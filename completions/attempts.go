@@ -769,8 +769,7 @@ func targetNames(ts []target) []string {
 // at its max_parallel is skipped likewise while a later model can be called at once
 // (laterCallable: one the key's own per-model limits refuse cannot), and otherwise, when
 // queue is set and the key's own limits of it let it be called, the request waits for a
-// slot (waitSlot): the model whose
-// slot frees first is moved to index i and admitted. An admitted model's call is counted
+// slot (waitSlot): the model whose slot frees first is moved to index i and admitted. An admitted model's call is counted
 // against its limits and holds a slot in flight until its attempts end (plan.drop) or
 // the request does. Its breaker may skip it (recorded likewise) while a later model's
 // breaker is not open and that model is not at a limit; when every remaining model is

@@ -76,6 +76,12 @@ func TestEndUserRPMLimit(t *testing.T) {
 			t.Fatalf("%s's second request within its rpm_limit 1: %d %s", user, st, b)
 		}
 	}
+	if r := do(t, s, "POST", "/customer/update", testKey, `{"user_id":"frank","rpm_limit":3}`); r.status != http.StatusOK {
+		t.Fatalf("/customer/update rpm_limit: %d %s", r.status, r.raw)
+	}
+	if got := rpmOf("frank"); got != float64(3) {
+		t.Fatalf("frank's rpm_limit after /customer/update: %v, want 3", got)
+	}
 	wantParam(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"hal","rpm_limit":-1}`), http.StatusBadRequest, "rpm_limit", "rpm_limit")
 	// Beside the budget only its own value.
 	wantParam(t, do(t, s, "POST", "/customer/new", testKey, `{"user_id":"ivy","budget_id":"r","rpm_limit":7}`), http.StatusBadRequest, "rpm_limit", "rpm_limit")
