@@ -678,21 +678,34 @@ type failedCharge struct {
 // usage.
 func (g *Gateway) chargeOversized(ctx context.Context, p *plan, t target, err error, begin time.Time,
 	prompt func() providers.Usage, price func(providers.Usage) Costs) {
+	g.chargeOversizedOp(ctx, p, t, err, begin, func(pe *providers.Error) (providers.Usage, Costs, bool) {
+		u, estimated := providers.Usage{}, true
+		if pe.Usage != nil {
+			u, estimated = *pe.Usage, pe.UsageEstimated
+		} else {
+			u = prompt()
+		}
+		return u, price(u), estimated
+	})
+}
+
+// chargeOversizedOp is chargeOversized for an operation priced otherwise than by tokens
+// (rerank, images, moderation, transcriptions): charge says what the call is charged —
+// the tokens it counts toward the budget's and the model's token bounds, its cost, and
+// whether that is an estimate — from pe, the refusal (the usage it carries when the
+// answer's was read, else the operation's own estimate of the call).
+func (g *Gateway) chargeOversizedOp(ctx context.Context, p *plan, t target, err error, begin time.Time,
+	charge func(pe *providers.Error) (u providers.Usage, c Costs, estimated bool)) {
 	var pe *providers.Error
 	if !errors.Is(err, providers.ErrResponseTooLarge) || !errors.As(err, &pe) {
 		return
 	}
-	u, estimated := providers.Usage{}, true
-	if pe.Usage != nil {
-		u, estimated = *pe.Usage, pe.UsageEstimated
-	} else {
-		u = prompt()
-	}
-	us := usageOf(u, price(u))
+	u, costs, estimated := charge(pe)
+	us := usageOf(u, costs)
 	g.account(ctx, p, t, u, us.Costs, false, estimated, g.opts.Now().Sub(begin))
 	p.failedCharge = &failedCharge{usage: us, estimated: estimated, answerBytes: pe.AnswerBytes}
-	g.log.WarnContext(ctx, "completions: the upstream's answer was over the size cap; charged its prompt",
-		"model", t.name, "answer_bytes", pe.AnswerBytes, "prompt_tokens", u.PromptTokens, "estimated", estimated)
+	g.log.WarnContext(ctx, "completions: the upstream's answer was over the size cap; charged its call all the same",
+		"model", t.name, "answer_bytes", pe.AnswerBytes, "prompt_tokens", u.PromptTokens, "cost_usd", us.Costs.TotalTokensCost, "estimated", estimated)
 }
 
 // failedAttemptsUsage is the sum of what p's failed attempts were charged (chargeOversized)

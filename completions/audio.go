@@ -370,7 +370,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	// calls hold (MemberLimits), with a budget or without.
 	defer p.ended()
 	var out *providers.TranscriptionResponse
-	used, begin, err := g.callAttempts(ctx, p, "no transcription", func(_, actx context.Context, t target, _ time.Time) error {
+	used, begin, err := g.callAttempts(ctx, p, "no transcription", func(ctx, actx context.Context, t target, begin time.Time) error {
 		r := *preq
 		r.Model = t.model
 		asked := r.ResponseFormat
@@ -384,6 +384,18 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		}
 		res, err := t.p.(providers.Transcriber).Transcribe(actx, &r)
 		if err != nil {
+			// An answer over the cap on its size, unread: the audio's length estimated
+			// (estimatedAudio), priced by the second or, for a model priced by its tokens,
+			// by the audio's input tokens.
+			g.chargeOversizedOp(ctx, p, t, err, begin, func(*providers.Error) (providers.Usage, Costs, bool) {
+				au := estimatedAudio(preq.File)
+				costs := g.audioCost(p, t, providers.AudioUsage{Seconds: au.Seconds})
+				if !costs.PriceKnown {
+					costs = g.audioCost(p, t, au)
+					return providers.Usage{PromptTokens: au.InputTokens}, costs, true
+				}
+				return providers.Usage{}, costs, true
+			})
 			return err
 		}
 		switch {

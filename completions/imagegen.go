@@ -432,10 +432,22 @@ func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerat
 		p.timing.attempt = max(p.timing.attempt, p.timing.deadline.Sub(p.start))
 	}
 	var out *providers.ImageResponse
-	used, begin, err := g.callAttempts(ctx, p, "no images", func(_, actx context.Context, t target, _ time.Time) error {
+	used, begin, err := g.callAttempts(ctx, p, "no images", func(ctx, actx context.Context, t target, begin time.Time) error {
 		res, err := call(actx, t)
 		if err == nil && (res == nil || len(res.Data) == 0) {
 			err = &providers.Error{Provider: t.provider, Model: t.model, Kind: providers.KindBadResponse, Message: "the image model answered no image"}
+		}
+		if err != nil {
+			// An answer over the cap on its size, unread: the images asked, of the size and
+			// quality asked, priced per image (a gpt-image model's auto quality as
+			// Catalog.ImageCost prices it), estimated.
+			g.chargeOversizedOp(ctx, p, t, err, begin, func(*providers.Error) (providers.Usage, Costs, bool) {
+				n := 1
+				if req.N != nil && *req.N > 0 {
+					n = *req.N
+				}
+				return providers.Usage{}, g.imageCost(p, t, providers.ImageUsage{Images: n, Size: req.Size, Quality: req.Quality}), true
+			})
 		}
 		out = res
 		return err
@@ -464,7 +476,10 @@ func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerat
 	}
 	costs := g.imageCost(p, used, iu)
 	usage.Costs = &costs
-	g.account(ctx, p, used, providers.Usage{PromptTokens: iu.InputTokens, CompletionTokens: iu.OutputTokens}, costs, true, false, now.Sub(begin))
+	// A gpt-image model is billed by its tokens: an answer that reports none is priced per
+	// image of its size and quality (Catalog.ImageCost), an estimate of that bill.
+	estimated := iu.InputTokens+iu.OutputTokens == 0 && imageFamily(g.priceName(used.name)) == "gpt-image"
+	g.account(ctx, p, used, providers.Usage{PromptTokens: iu.InputTokens, CompletionTokens: iu.OutputTokens}, costs, true, estimated, now.Sub(begin))
 	resp := &ImageGenerationResponse{Created: out.Created, Data: make([]ImageData, len(out.Data)), Background: out.Background,
 		OutputFormat: out.OutputFormat, Quality: out.Quality, Size: out.Size, Model: used.name, Usage: usage}
 	if resp.Created == 0 {
@@ -474,7 +489,7 @@ func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerat
 		resp.Data[i] = ImageData{B64JSON: d.B64JSON, URL: d.URL, RevisedPrompt: d.RevisedPrompt}
 	}
 	g.observeOpAnswer(ctx, p, op, used, Usage{PromptTokens: iu.InputTokens, CompletionTokens: iu.OutputTokens,
-		TotalTokens: iu.InputTokens + iu.OutputTokens, Costs: costs}, false, nil, now)
+		TotalTokens: iu.InputTokens + iu.OutputTokens, Costs: costs}, estimated, nil, now)
 	return resp, nil
 }
 

@@ -229,10 +229,17 @@ func (g *Gateway) Moderate(ctx context.Context, scope Scope, req *ModerationRequ
 	}
 	defer p.ended() // every way out of Moderate ends the request
 	var out *providers.ModerationResponse
-	used, begin, err := g.callAttempts(ctx, p, "no moderation", func(_, actx context.Context, t target, _ time.Time) error {
+	used, begin, err := g.callAttempts(ctx, p, "no moderation", func(ctx, actx context.Context, t target, begin time.Time) error {
 		r := *preq
 		r.Model = t.model
 		res, err := t.p.(providers.Moderator).Moderate(actx, &r)
+		if err != nil {
+			// An answer over the cap on its size: the call was made, at no cost (as every
+			// moderation's), recorded as a part with the answer's size.
+			g.chargeOversizedOp(ctx, p, t, err, begin, func(*providers.Error) (providers.Usage, Costs, bool) {
+				return providers.Usage{}, Costs{PriceKnown: true}, false
+			})
+		}
 		out = res
 		return err
 	})

@@ -436,6 +436,13 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 			// A ranking refused that the upstream billed (KindBadResponse): charged as billed.
 			u := *pe.RerankUsage
 			g.account(ctx, p, t, providers.Usage{PromptTokens: u.Tokens}, g.rerankCost(p, t, u), false, u.Estimated(), g.opts.Now().Sub(begin))
+		} else if err != nil {
+			// An answer over the cap on its size, unread: what the upstream reports billing
+			// is unknown, so the call is charged as Cohere's rule or its tokens price it.
+			g.chargeOversizedOp(ctx, p, t, err, begin, func(*providers.Error) (providers.Usage, Costs, bool) {
+				u := providers.EstimateRerankUsage(t.p, &r)
+				return providers.Usage{PromptTokens: u.Tokens}, g.rerankCost(p, t, u), true
+			})
 		}
 		out = res
 		return err

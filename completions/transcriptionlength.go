@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math"
+
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 // This file holds how the gateway learns the length of a transcription whose answer does
@@ -32,6 +35,27 @@ func audioSeconds(file []byte, format string, body []byte) float64 {
 		s = max(s, cueSeconds(body))
 	}
 	return s
+}
+
+// An audio file whose length nothing says is taken to last its size at 128 kbit/s (a
+// usual rate of compressed speech: a file at a lower rate lasts longer than estimated,
+// so the estimate stays under what most such files bill), and to be a token per 100 ms
+// of a model priced by its audio tokens (OpenAI's count of audio input).
+const (
+	estimatedAudioBytesPerSecond = 16000
+	audioTokensPerSecond         = 10
+)
+
+// estimatedAudio is the usage of a transcription of file whose answer was never read (an
+// answer over the cap on its size): its length as its WAV header says, else as its size
+// estimates it, and the input audio tokens of that length; the text out is not counted.
+func estimatedAudio(file []byte) providers.AudioUsage {
+	s := wavSeconds(file)
+	if s == 0 {
+		s = float64(len(file)) / estimatedAudioBytesPerSecond
+	}
+	tokens := int(math.Ceil(s * audioTokensPerSecond))
+	return providers.AudioUsage{Seconds: s, InputTokens: tokens, InputAudioTokens: tokens}
 }
 
 // cueSeconds is the latest end of an SRT or WebVTT answer's cues ("00:01:02,500 -->

@@ -81,8 +81,11 @@ func (c *Catalog) LookupImage(provider, key string) (ImagePrice, bool) {
 // as LiteLLM does: by its tokens where the answer reports them and the catalogue prices
 // the model's tokens (gpt-image models), else per image of the size and quality made — an
 // entry's input_cost_per_image, or input_cost_per_pixel times the image's pixels, times the
-// images (dall-e-2's and dall-e-3's sized entries). A model, size or quality the catalogue
-// does not price costs 0 with Known false: an unknown price, never a guess.
+// images (dall-e-2's and dall-e-3's sized entries; gpt-image's per-image entries of low,
+// medium and high quality). A size "" or auto is 1024x1024; a quality "" or auto is
+// dall-e-3's standard and a gpt-image model's medium (the quality its answer did not
+// say). A model, size or quality the catalogue does not price costs 0 with Known false:
+// an unknown price, never a guess.
 func (c *Catalog) ImageCost(model string, u ImageUsage) Cost {
 	prov, m, err := ParseModel(model)
 	if err != nil {
@@ -104,8 +107,17 @@ func (c *Catalog) ImageCost(model string, u ImageUsage) Cost {
 		return Cost{}
 	}
 	quality := u.Quality
-	if (quality == "" || quality == "auto") && strings.Contains(m, "dall-e-3") {
-		quality = "standard" // dall-e-3's default, which auto draws
+	if quality == "" || quality == "auto" {
+		switch {
+		case strings.Contains(m, "dall-e-3"):
+			quality = "standard" // dall-e-3's default, which auto draws
+		case strings.Contains(m, "gpt-image"):
+			// OpenAI bills a gpt-image model by its tokens; an answer that reports none
+			// nor the quality it drew is priced per image at medium, the middle of the
+			// qualities auto chooses from (LiteLLM's default quality of gpt-image-1's
+			// token estimate too), rather than at no price.
+			quality = "medium"
+		}
 	}
 	sized := strconv.Itoa(w) + "-x-" + strconv.Itoa(h) + "/" + m
 	keys := []string{sized, m}

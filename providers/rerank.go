@@ -316,6 +316,19 @@ func rerankUsage(api RerankAPI, req *RerankRequest, a *rerankAnswer) RerankUsage
 	return u
 }
 
+// EstimateRerankUsage is what a call of req to p is billed when its answer says nothing
+// of it (an answer refused unread, as larger than the cap on its size): the tokens as
+// Voyage AI defines them (the query's times the documents, plus every document's, at four
+// bytes a token) and, for Cohere's rerank API (or a Reranker that does not say its API),
+// the search units by Cohere's rule, all marked estimated.
+func EstimateRerankUsage(p Provider, req *RerankRequest) RerankUsage {
+	api := RerankCohere
+	if c, ok := p.(interface{ RerankAPI() RerankAPI }); ok {
+		api = c.RerankAPI()
+	}
+	return rerankUsage(api, req, &rerankAnswer{})
+}
+
 // roughTokens estimates the tokens of s at four bytes a token (English text's usual
 // ratio). A rerank's documents are not put through the tokenizer (CountTokens): for a
 // call of 100 passages that would take a millisecond and 13,000 allocations, more than
