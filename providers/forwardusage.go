@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -37,6 +38,12 @@ type UsageMeter struct {
 	// answer is the answer's text so far, kept while it has reported no usage, for
 	// AnswerTokens.
 	answer answerText
+	// content: an Anthropic stream carried content (text, thinking, a tool call) so far.
+	content bool
+	// failure is an Anthropic stream's first error event (nil: none came); failedEarly
+	// says it came before any content.
+	failure     *Error
+	failedEarly bool
 }
 
 // NewUsageMeter returns a meter of an answer in format (FormatOpenAI, FormatAnthropic or
@@ -133,6 +140,19 @@ func (m *UsageMeter) Final() bool {
 	return m.found && m.final
 }
 
+// StreamFailure is the error event an Anthropic stream sent (the first, when several came;
+// an overloaded_error mid-stream, say) as a failure of its Kind (the provider and model
+// are the caller's to fill), and whether it came before any content of the answer (text,
+// thinking, a tool call): such a stream answered nothing though its message_start counted
+// the prompt. nil when none came (and for other formats).
+func (m *UsageMeter) StreamFailure() (failure *Error, beforeContent bool) {
+	if m.failure == nil {
+		return nil, false
+	}
+	f := *m.failure
+	return &f, m.failedEarly
+}
+
 // Whole reports whether the answer could be read whole: false for a JSON answer over
 // MaxMeteredBody, whose usage and text were not read.
 func (m *UsageMeter) Whole() bool { return m.sse || !m.overflow }
@@ -186,9 +206,27 @@ func (m *UsageMeter) document(b []byte) {
 			} `json:"message"`
 			Delta        *anthropicMeteredBlock `json:"delta"`
 			ContentBlock *anthropicMeteredBlock `json:"content_block"`
+			Error        *struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"error"`
 		}
 		if json.Unmarshal(b, &d) != nil {
 			return
+		}
+		if m.sse && d.Type == "error" && m.failure == nil {
+			code, msg := "", "the stream ended with an error event"
+			if d.Error != nil {
+				code, msg = d.Error.Type, cmp.Or(d.Error.Message, msg)
+			}
+			m.failure = &Error{Kind: bodyErrorKind(code, msg), Code: code, Message: msg}
+			m.failedEarly = !m.content
+			return
+		}
+		for _, blk := range []*anthropicMeteredBlock{d.Delta, d.ContentBlock} {
+			if blk != nil && (isText(blk.Text) || isText(blk.Thinking) || isText(blk.Name) || isText(blk.PartialJSON)) {
+				m.content = true
+			}
 		}
 		if d.Message != nil {
 			m.named(d.Message.Model)

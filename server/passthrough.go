@@ -475,11 +475,26 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 		err = &providers.Error{Provider: pt.provider, Model: model, StatusCode: resp.StatusCode,
 			Kind: passThroughKind(resp.StatusCode), Message: fmt.Sprintf("the provider answered %d", resp.StatusCode)}
 	}
+	unbilled := false
+	if err == nil && meter != nil {
+		if f, early := meter.StreamFailure(); f != nil {
+			// An Anthropic stream that ended with an error event failed, though its status
+			// was 200. Before any content (only message_start, which counted the prompt) it
+			// answered nothing and is billed nothing, as the gateway's own routes bill a
+			// stream failing before its first fragment: Anthropic gives such an event as what
+			// a request answered with an error status gets (an overloaded_error is a 529),
+			// which it does not bill, nor does LiteLLM. After content it is billed as a
+			// stream cut short (the prompt and the answer so far).
+			f.Provider, f.Model, f.StatusCode = pt.provider, model, resp.StatusCode
+			f.Message = "the stream ended with an error event: " + f.Message
+			err, unbilled = f, early
+		}
+	}
 	if err != nil && ctx.Err() != nil {
 		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
 	var pu completions.PassThroughUsage
-	if meter != nil {
+	if meter != nil && !unbilled {
 		pu.Usage, _, pu.Reported = meter.Usage()
 	}
 	if pu.Reported && !meter.Final() && resp.StatusCode >= 200 && resp.StatusCode <= 299 && estimatesUsage(pt, r.Method, r.PathValue("path")) {
@@ -491,7 +506,7 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	}
 	// An answer that ended before any of its body (ttft 0) is not estimated: unbilled, as
 	// the gateway's routes bill no attempt that failed before its first fragment.
-	if !pu.Reported && ttft > 0 && resp.StatusCode >= 200 && resp.StatusCode <= 299 && estimatesUsage(pt, r.Method, r.PathValue("path")) {
+	if !pu.Reported && !unbilled && ttft > 0 && resp.StatusCode >= 200 && resp.StatusCode <= 299 && estimatesUsage(pt, r.Method, r.PathValue("path")) {
 		// The answer reported no usage (an OpenAI stream without include_usage, a JSON
 		// answer too large to read): bill an estimate, as LiteLLM works it out.
 		var whole bool
