@@ -397,8 +397,7 @@ func (s *RealtimeSession) BillTranscription(ctx context.Context, model string, u
 	}
 	// The transcription model is what answered: a key's model_max_budget entry of its own
 	// is charged (the ledger names it too), not the realtime model's or group's.
-	asr := target{name: t.provider + "/" + model, provider: t.provider, model: model, p: t.p}
-	asr.group = asr.name
+	asr := s.g.transcriber(t, model)
 	c := s.g.audioCost(s.p, asr, u)
 	tokens := providers.RealtimeUsage{InputTokens: u.InputTokens, InputAudioTokens: u.InputAudioTokens, InputTextTokens: u.InputTokens - u.InputAudioTokens,
 		OutputTokens: u.OutputTokens, OutputTextTokens: u.OutputTokens}
@@ -407,6 +406,46 @@ func (s *RealtimeSession) BillTranscription(ctx context.Context, model string, u
 	s.transcriptions++
 	s.mu.Unlock()
 	s.g.account(ctx, s.p, asr, tokens.Tokens(), c, true, false, latency)
+}
+
+// transcriber is the target a realtime session of t is charged for a transcription of its
+// input audio by model, the name the session gives it: model run by t's provider, priced
+// as that provider prices it. An Azure OpenAI session names a deployment of its resource,
+// priced by the base model configured for it (model_info.base_model): when t's own provider
+// entry configures none, the deployment configured as another entry (LiteLLM gives a
+// deployment with other litellm_params — an api_version, a key — an entry of its own) is
+// the one charged, an entry of the same endpoint first, else the one entry that configures
+// it; with none, the deployment is priced by its own name ("azure/{deployment}").
+func (g *Gateway) transcriber(t target, model string) target {
+	asr := target{name: t.provider + "/" + model, provider: t.provider, model: model, p: t.p}
+	asr.group = asr.name
+	az, ok := t.p.(*providers.Azure)
+	lister, listed := g.opts.Providers.(interface{ Names() []string })
+	if !ok || az.HasBaseModel(model) || !listed {
+		return asr
+	}
+	var same, other []target
+	for _, name := range lister.Names() {
+		p, err := g.opts.Providers.Lookup(name)
+		q, isAzure := p.(*providers.Azure)
+		if err != nil || !isAzure || q == az || !q.HasBaseModel(model) {
+			continue
+		}
+		c := target{name: name + "/" + model, provider: name, model: model, p: q}
+		c.group = c.name
+		if q.BaseURL() == az.BaseURL() {
+			same = append(same, c)
+		} else {
+			other = append(other, c)
+		}
+	}
+	switch {
+	case len(same) > 0:
+		return same[0]
+	case len(other) == 1:
+		return other[0]
+	}
+	return asr
 }
 
 // addCosts is the sum of a and b; the sum's price is known when both are (b's alone when

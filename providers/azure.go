@@ -275,6 +275,11 @@ func (a *Azure) BaseModel(deployment string) (string, bool) {
 	return m, true
 }
 
+// HasBaseModel reports whether this provider's configuration names the model deployment
+// runs (AzureConfig.BaseModels: LiteLLM's model_info.base_model), rather than BaseModel
+// taking the deployment's own name for it.
+func (a *Azure) HasBaseModel(deployment string) bool { return a.azure.base[deployment] != "" }
+
 // url is the address of an OpenAI operation path for a deployment.
 func (r *azureRoute) url(base, path, deployment string) string {
 	switch {
