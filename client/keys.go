@@ -363,7 +363,13 @@ type RouterSettings struct {
 	// within the request's time; nil keeps the server's. A request's own timeout wins.
 	TimeoutSeconds *float64 `json:"timeout,omitempty"`
 	// Fallbacks are LiteLLM's router fallbacks: [{"gpt-4o": ["claude-sonnet-4-5"]}]: a
-	// request naming gpt-4o tries them after its own fallbacks; the model "*" stands for
-	// every model without an entry of its own.
+	// request naming gpt-4o tries them when it fails, unless it names fallbacks of its
+	// own (which replace them); they replace the server's fallbacks of the model group
+	// asked; the model "*" stands for every model without an entry of its own.
 	Fallbacks []map[string][]string `json:"fallbacks,omitempty"`
+	// ContextWindowFallbacks are LiteLLM's router context_window_fallbacks, written as
+	// Fallbacks are: tried in place of the plain fallbacks (and of the server's context
+	// window fallbacks of the group asked) when the model asked fails with a prompt too
+	// long for it.
+	ContextWindowFallbacks []map[string][]string `json:"context_window_fallbacks,omitempty"`
 }

@@ -43,8 +43,9 @@ type plan struct {
 	maxRetries int
 	timing     timing
 	current    int // index in targets of the model being tried
-	// members is how many of targets (the first ones) are the named model group's members
-	// (0: the request names no group; once switched, those tried); switched is the kind of
+	// members is how many of targets (the first ones) are the named model group's members,
+	// or the models asked of a request with context window fallbacks (0: the request names
+	// no group and has none; once switched, those tried); switched is the kind of
 	// failure whose fallbacks replaced the members left and the group's Fallbacks
 	// (switchFallbacks; KindUnknown: none did), and switchedEnd where those end in targets.
 	members     int
@@ -207,7 +208,9 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	// Models that cannot take the request (checkProviders) are recorded as skipped now and
 	// left out, so that retries and breaker probes see only the models that can be called.
 	unfit := func(t target) bool { return t.unfit != "" }
-	if req.group != nil {
+	if req.group != nil || req.windowSwitch {
+		// The models asked, which a prompt too long for one of them leaves for the
+		// context window fallbacks (switchFallbacks).
 		p.members = len(primary) - countFunc(primary, unfit)
 	}
 	p.mockN = len(primary) - countFunc(primary, unfit)
@@ -247,7 +250,8 @@ func (g *Gateway) admission(scope Scope, req *Request) (primary, fallback []targ
 		return nil, nil, err
 	}
 	if b := scope.Budget; b != nil {
-		if err := g.budgetAllows(b, append(slices.Clone(req.Models), req.FallbackModels...), primary, fallback, req.windowFallbacks, req.policyFallbacks); err != nil {
+		asked := slices.Concat(req.Models, req.FallbackModels, req.scopeFallbacks, req.scopeWindow) // the scope's were allowed as asked
+		if err := g.budgetAllows(b, asked, primary, fallback, req.windowFallbacks, req.policyFallbacks); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -1392,43 +1396,66 @@ func (g *Gateway) finish(ctx context.Context, p *plan, resp *Response) {
 	g.observeResponse(ctx, p, false, resp, g.opts.Now().Sub(p.start))
 }
 
-// addScopeFallbacks appends to req.FallbackModels the scope's own fallbacks for the model
-// req names first (Scope.Fallbacks, else its "*" entry), leaving out names the request
-// already holds: admission may run twice for one request (admissible, then prepare), and
-// a fallback the caller named is tried where the caller put it. A fallback the scope's
-// budget does not allow, or that no longer resolves (the server's models changed since
-// the key's settings were made), is passed over: the scope's settings must not refuse a
-// request the caller could make without them (a team's "*" fallback, say, beside a key
-// of narrower models).
+// addScopeFallbacks sets req's fallbacks from the scope's (Scope.Fallbacks and
+// ContextWindowFallbacks) for the model req names first, for validate: LiteLLM's order,
+// the request's own fallbacks, else the scope's, else the server's (the group's). It may
+// run twice for one request (admissible, then prepare) and gives the same answer. A
+// fallback the scope's budget does not allow, or that no longer resolves (the server's
+// models changed since the key's settings were made), is passed over: the scope's
+// settings must not refuse a request the caller could make without them (a team's "*"
+// fallback, say, beside a key of narrower models).
 func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
-	if len(scope.Fallbacks) == 0 || len(req.Models) == 0 {
+	req.scopeReplaces, req.scopeFallbacks = len(scope.Fallbacks) > 0 && !req.namedFallbacks(), nil
+	req.scopeWindowSet, req.scopeWindow = len(scope.ContextWindowFallbacks) > 0, nil
+	if len(req.Models) == 0 {
 		return
 	}
-	// The name as sent, else without its provider (openai/gpt-4o's entry gpt-4o, as
-	// LiteLLM looks a model's fallbacks up), else the entry for every model.
-	fbs, ok := scope.Fallbacks[req.Models[0]]
-	if _, bare, cut := strings.Cut(req.Models[0], "/"); !ok && cut {
-		fbs, ok = scope.Fallbacks[bare]
+	callable := func(m string) bool {
+		// As validate resolves them (groupFallbacks, without its ordering): a group for
+		// its members, those the request's tags select.
+		models := []string{m}
+		if fg, isGroup := g.routes().groups[m]; isGroup {
+			models, _ = fg.tagMembers(req.tagAsk())
+		}
+		if len(models) == 0 {
+			return false
+		}
+		ts, err := g.resolve("model", models, req.Search, req.ephemeral)
+		return err == nil && len(ts) > 0 && (scope.Budget == nil || g.budgetAllows(scope.Budget, []string{m}, ts) == nil)
 	}
-	if !ok {
-		fbs = scope.Fallbacks["*"]
+	if req.scopeReplaces {
+		req.scopeFallbacks = scopeFallbacksFor(scope.Fallbacks, req.Models[0], callable, req.Models)
 	}
-	for _, m := range fbs {
-		if slices.Contains(req.Models, m) || slices.Contains(req.FallbackModels, m) {
-			continue
-		}
-		// A model group stands for its members, as a request's own fallback naming it does.
-		names, _, _, _, err := g.expandGroups([]string{m}, req.ephemeral, req.tagAsk())
-		if err != nil || len(names) == 0 {
-			continue
-		}
-		ts, err := g.resolve("fallback_models", names, req.Search, req.ephemeral)
-		if err != nil || len(ts) == 0 {
-			continue
-		}
-		if b := scope.Budget; b != nil && g.budgetAllows(b, []string{m}, ts) != nil {
-			continue
-		}
-		req.FallbackModels = append(req.FallbackModels, m)
+	if req.scopeWindowSet {
+		req.scopeWindow = scopeFallbacksFor(scope.ContextWindowFallbacks, req.Models[0], callable, req.Models)
 	}
+}
+
+// fallbackEntry is fbs's list for the model asked: the name as sent, else without its
+// provider (openai/gpt-4o's entry gpt-4o, as LiteLLM looks a model's fallbacks up), else
+// the entry for every model ("*").
+func fallbackEntry(fbs map[string][]string, asked string) []string {
+	if list, ok := fbs[asked]; ok {
+		return list
+	}
+	if _, bare, cut := strings.Cut(asked, "/"); cut {
+		if list, ok := fbs[bare]; ok {
+			return list
+		}
+	}
+	return fbs["*"]
+}
+
+// scopeFallbacksFor is fbs's entry for asked, leaving out the names of skip (the models
+// asked), repeats, and those callable refuses (the scope may not call them, or they do
+// not resolve); nil when none is left.
+func scopeFallbacksFor(fbs map[string][]string, asked string, callable func(string) bool, skip []string) []string {
+	var out []string
+	for _, m := range fallbackEntry(fbs, asked) {
+		if slices.Contains(skip, m) || slices.Contains(out, m) || !callable(m) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }

@@ -212,10 +212,25 @@ type Scope struct {
 	// per request).
 	NumRetries *int
 	// Fallbacks are the scope's own fallbacks by model name asked (a virtual key's or its
-	// team's router_settings.fallbacks; "*" for every model): a request naming one as its
-	// first model tries them after its own FallbackModels, each once (names already among
-	// the request's models are not added again).
+	// team's router_settings.fallbacks; "*" for every model; a name with a provider,
+	// "openai/gpt-4o", falls back to the entry of its bare name): a request naming one as
+	// its first model tries them, each once, when it fails. As LiteLLM's key fallbacks
+	// replace its router's, a scope with any Fallbacks leaves out the plain Fallbacks of
+	// the model group asked (the server's), even when none is for the model asked; and as
+	// LiteLLM's request fallbacks replace the key's, a request naming fallbacks of its own
+	// (FallbackModels non-nil, an empty list included) leaves out both. They apply to
+	// chat, and to embeddings, audio, images, rerank and moderation (whose fallbacks are
+	// models of the same kind). A fallback the scope's Budget does not allow, or that
+	// does not resolve, is passed over.
 	Fallbacks map[string][]string
+	// ContextWindowFallbacks are the scope's fallbacks for a prompt too long (a virtual
+	// key's or its team's router_settings.context_window_fallbacks, LiteLLM's), looked up
+	// as Fallbacks are: when the model asked (any member of the model group asked) fails
+	// with a prompt too long for it, the models asked after it are left out and these
+	// replace the plain fallbacks, as a group's ContextWindowFallbacks do — in place of
+	// the group's, which a scope with any ContextWindowFallbacks leaves out. A request's
+	// own fallbacks still follow them. Chat requests only.
+	ContextWindowFallbacks map[string][]string
 }
 
 // conversationOwner is whom the conversations s starts belong to.

@@ -20,17 +20,19 @@ import (
 // switchFallbacks is called when target i's attempts are over, kind being its last
 // failure's: when i is a member of the named group and the group has fallbacks for kind
 // (a prompt too long, a content filter's refusal), the members after i are dropped and
-// those fallbacks replace the group's Fallbacks after i. Models already tried are not
+// those fallbacks replace the group's Fallbacks after i. The scope's context window
+// fallbacks (Scope.ContextWindowFallbacks) do so in place of the group's, for a request
+// naming a group or a model (its models asked are then the members). Models already tried are not
 // tried again; those that cannot take the request are recorded as skipped.
 func (g *Gateway) switchFallbacks(ctx context.Context, p *plan, i int, kind providers.ErrorKind) {
-	if i >= p.members || p.req == nil || p.req.group == nil {
+	if i >= p.members || p.req == nil {
 		return
 	}
 	var list []target
 	switch {
-	case kind == providers.KindContextLength && len(p.req.group.ContextWindowFallbacks) > 0:
+	case kind == providers.KindContextLength && p.req.windowSwitch:
 		list = p.req.windowFallbacks
-	case kind == providers.KindContentFilter && len(p.req.group.ContentPolicyFallbacks) > 0:
+	case kind == providers.KindContentFilter && p.req.group != nil && len(p.req.group.ContentPolicyFallbacks) > 0:
 		list = p.req.policyFallbacks
 	default:
 		return // the next member, else the plain fallbacks, then the request's

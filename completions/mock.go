@@ -106,7 +106,7 @@ func (g *Gateway) mockFail(ctx context.Context, p *plan, i int) error {
 	}
 	g.log.DebugContext(ctx, "completions: mock failure", "model", t.name, "kind", kind.String())
 	g.switchFallbacks(ctx, p, i, kind)
-	if p.req.group != nil {
+	if p.members > 0 {
 		p.mockN = min(p.mockN, p.members) // the members left out by switchFallbacks
 	}
 	return nil

@@ -81,8 +81,9 @@ func TestShuffleWeightsThroughGateway(t *testing.T) {
 	}
 }
 
-// A group's fallbacks are tried after its members (a fallback group by its members),
-// before the request's own fallback_models.
+// A group's fallbacks are tried after its members (a fallback group by its members); a
+// request's own fallback_models replace them, as LiteLLM's request fallbacks replace its
+// router's.
 func TestModelGroupFallbacks(t *testing.T) {
 	h := newHarness(t, func(o *Options) {
 		o.ModelGroups = map[string]ModelGroup{
@@ -108,8 +109,8 @@ func TestModelGroupFallbacks(t *testing.T) {
 			order = append(order, a.Model)
 		}
 	}
-	if err != nil || strings.Join(order, ",") != "a/m1,b/m2,a/m3,b/m4" {
-		t.Fatalf("attempts %v, %v: want the group's members, its fallbacks, then the request's", order, err)
+	if err != nil || strings.Join(order, ",") != "a/m1,b/m4" || h.b.callCount("m2") != 1 || h.a.callCount("m3") != 0 {
+		t.Fatalf("attempts %v, %v: want the group's members, then the request's fallbacks in place of the group's", order, err)
 	}
 }
 

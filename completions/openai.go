@@ -1278,7 +1278,8 @@ func (r *OpenAIChatRequest) mocks() (*string, providers.ErrorKind, error) {
 	return text, kind, nil
 }
 
-// fallbackModels are FallbackModels followed by LiteLLM's fallbacks (model names).
+// fallbackModels are FallbackModels followed by LiteLLM's fallbacks (model names): nil
+// when the request named neither (an empty list when it named an empty one).
 func (r *OpenAIChatRequest) fallbackModels() ([]string, error) {
 	if !present(r.Fallbacks) {
 		return r.FallbackModels, nil
@@ -1288,6 +1289,9 @@ func (r *OpenAIChatRequest) fallbackModels() ([]string, error) {
 		return nil, invalid("fallbacks", "must be an array of model names")
 	}
 	out := slices.Clip(r.FallbackModels)
+	if out == nil {
+		out = []string{} // fallbacks: [] asks for none, not for the key's or the server's
+	}
 	for i, it := range items {
 		var name string
 		if err := json.Unmarshal(it, &name); err != nil {

@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -28,32 +29,142 @@ func TestScopeNumRetriesReplacesTheDefault(t *testing.T) {
 	}
 }
 
-// TestScopeFallbacksFollowTheRequests: a scope's Fallbacks for the model asked (else "*")
-// are tried after the request's own fallbacks, each once.
-func TestScopeFallbacksFollowTheRequests(t *testing.T) {
+// attemptModels are the models of resp's attempts, or of err's, in order.
+func attemptModels(resp *Response, err error) []string {
+	var as []Attempt
+	var af *AllFailedError
+	switch {
+	case resp != nil:
+		as = resp.Attempts
+	case errors.As(err, &af):
+		as = af.Attempts
+	}
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.Model
+	}
+	return out
+}
+
+// TestScopeFallbacksGiveWayToTheRequests: a scope's Fallbacks for the model asked (the
+// name, else without its provider, else "*") are tried when it fails, each once — unless
+// the request names fallbacks of its own, which replace them (LiteLLM's request > key),
+// an empty list included.
+func TestScopeFallbacksGiveWayToTheRequests(t *testing.T) {
 	h := newHarness(t, nil)
 	h.a.on("m", step{err: upstreamErr(providers.KindAuth, 401, 0)})
 	h.a.on("x", step{err: upstreamErr(providers.KindAuth, 401, 0)})
-	r := userReq("hi", "a/m")
-	r.FallbackModels = []string{"a/x"}
 	scope := Scope{Fallbacks: map[string][]string{"a/m": {"a/x", "b/m"}, "*": {"a/nope"}}}
+	r := userReq("hi", "a/m")
 	resp, err := h.g.Complete(context.Background(), scope, r)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || resp.Provider != "b" || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x", "b/m"}) {
+		t.Fatalf("the scope's fallbacks: %v %v", attemptModels(resp, err), err)
 	}
-	if resp.Provider != "b" || h.a.callCount("x") != 1 || !slices.Equal(r.FallbackModels, []string{"a/x", "b/m"}) {
-		t.Fatalf("provider %s, x calls %d, fallbacks %v", resp.Provider, h.a.callCount("x"), r.FallbackModels)
+	if r.FallbackModels != nil {
+		t.Fatalf("the request's FallbackModels were written: %v", r.FallbackModels)
 	}
+	// The request's own replace them: b/m, the scope's, is not tried.
+	r = userReq("hi", "a/m")
+	r.FallbackModels = []string{"a/x"}
+	resp, err = h.g.Complete(context.Background(), scope, r)
+	if err == nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x"}) || h.b.callCount("m") != 1 {
+		t.Fatalf("the request's own fallbacks: %v %v", attemptModels(resp, err), err)
+	}
+	// An empty list of its own asks for none.
+	r = userReq("hi", "a/m")
+	r.FallbackModels = []string{}
+	if resp, err = h.g.Complete(context.Background(), scope, r); err == nil || !slices.Equal(attemptModels(resp, err), []string{"a/m"}) {
+		t.Fatalf("fallbacks []: %v %v", attemptModels(resp, err), err)
+	}
+	// So does LiteLLM's fallbacks: [] of the OpenAI-compatible request.
+	resp, err = h.g.Complete(context.Background(), scope, chatRequest(t, `{"model":"a/m","fallbacks":[],"messages":[{"role":"user","content":"hi"}]}`))
+	if err == nil || !slices.Equal(attemptModels(resp, err), []string{"a/m"}) {
+		t.Fatalf("LiteLLM's fallbacks []: %v %v", attemptModels(resp, err), err)
+	}
+
 	h2 := newHarness(t, nil)
 	h2.a.on("m", step{err: upstreamErr(providers.KindAuth, 401, 0)})
-	r2 := userReq("hi", "a/m")
-	resp, err = h2.g.Complete(context.Background(), Scope{Fallbacks: map[string][]string{"*": {"b/m"}}}, r2)
+	resp, err = h2.g.Complete(context.Background(), Scope{Fallbacks: map[string][]string{"*": {"b/m"}}}, userReq("hi", "a/m"))
 	if err != nil || resp.Provider != "b" {
 		t.Fatalf("\"*\" fallbacks: %v %+v", err, resp)
 	}
 	// a/m asked, an entry for m: found without the provider (LiteLLM's lookup), before "*".
-	r3 := userReq("hi", "a/m")
-	if _, err := h2.g.Complete(context.Background(), Scope{Fallbacks: map[string][]string{"m": {"b/m"}, "*": {"a/nope"}}}, r3); err != nil || !slices.Equal(r3.FallbackModels, []string{"b/m"}) {
-		t.Fatalf("an entry of the bare name: %v %v", err, r3.FallbackModels)
+	resp, err = h2.g.Complete(context.Background(), Scope{Fallbacks: map[string][]string{"m": {"b/m"}, "*": {"a/nope"}}}, userReq("hi", "a/m"))
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "b/m"}) {
+		t.Fatalf("an entry of the bare name: %v %v", err, attemptModels(resp, err))
+	}
+}
+
+// TestScopeFallbacksReplaceTheGroups: a scope with Fallbacks leaves out the plain
+// fallbacks of the model group asked (the server's), even when it has none for that group,
+// as LiteLLM's key fallbacks replace its router's list; its members are all tried still.
+func TestScopeFallbacksReplaceTheGroups(t *testing.T) {
+	h := newHarness(t, func(o *Options) {
+		o.ModelGroups = map[string]ModelGroup{"G": {Models: []string{"a/m1", "a/m2"}, Fallbacks: []string{"b/g"}}}
+	})
+	busy := step{err: upstreamErr(providers.KindAuth, 401, 0)}
+	h.a.on("m1", busy)
+	h.a.on("m2", busy)
+	resp, err := h.g.Complete(context.Background(), Scope{Fallbacks: map[string][]string{"G": {"b/k"}}}, groupReq("G"))
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "a/m2", "b/k"}) {
+		t.Fatalf("the scope's for the group: %v %v", attemptModels(resp, err), err)
+	}
+	resp, err = h.g.Complete(context.Background(), Scope{Fallbacks: map[string][]string{"other": {"b/k"}}}, groupReq("G"))
+	if err == nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "a/m2"}) {
+		t.Fatalf("a scope without an entry for the group: %v %v", attemptModels(resp, err), err)
+	}
+	if resp, err = h.g.Complete(context.Background(), Scope{}, groupReq("G")); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "a/m2", "b/g"}) {
+		t.Fatalf("without the scope's: %v %v", attemptModels(resp, err), err)
+	}
+	if h.b.callCount("g") != 1 {
+		t.Fatalf("the group's fallback called %d times, want 1 (without the scope's only)", h.b.callCount("g"))
+	}
+}
+
+// TestScopeContextWindowFallbacks: a scope's ContextWindowFallbacks (a key's
+// router_settings.context_window_fallbacks) take over when the model asked fails with a
+// prompt too long — for a model as for a group, in place of the group's, its members
+// left and the plain fallbacks left out, the request's own fallbacks still after them —
+// and only then; one the scope's budget does not allow is passed over.
+func TestScopeContextWindowFallbacks(t *testing.T) {
+	long := step{err: upstreamErr(providers.KindContextLength, 400, 0)}
+	busy := step{err: upstreamErr(providers.KindAuth, 401, 0)}
+	h := newHarness(t, func(o *Options) {
+		o.ModelGroups = map[string]ModelGroup{"G": {Models: []string{"a/m1", "a/m2"}, ContextWindowFallbacks: []string{"a/g"}}}
+	})
+	scope := Scope{Fallbacks: map[string][]string{"*": {"a/x"}}, ContextWindowFallbacks: map[string][]string{"m": {"b/big"}, "G": {"b/big"}}}
+	h.a.on("m", long)
+	resp, err := h.g.Complete(context.Background(), scope, userReq("hi", "a/m"))
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "b/big"}) || h.a.callCount("x") != 0 {
+		t.Fatalf("a prompt too long for a model: %v %v (x called %d times)", attemptModels(resp, err), err, h.a.callCount("x"))
+	}
+	// Any other failure goes on to the plain fallbacks.
+	h.a.on("m", busy)
+	resp, err = h.g.Complete(context.Background(), scope, userReq("hi", "a/m"))
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x"}) {
+		t.Fatalf("another failure: %v %v", attemptModels(resp, err), err)
+	}
+	// A group: its members after the one too short are left out, and the scope's replace
+	// the group's; the request's own fallbacks follow.
+	h.a.on("m1", long)
+	r := groupReq("G")
+	r.FallbackModels = []string{"b/own"}
+	h.b.on("big", long)
+	resp, err = h.g.Complete(context.Background(), scope, r)
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "b/big", "b/own"}) || h.a.callCount("m2") != 0 || h.a.callCount("g") != 0 {
+		t.Fatalf("a group: %v %v", attemptModels(resp, err), err)
+	}
+	// Without the scope's, the group's own.
+	if resp, err = h.g.Complete(context.Background(), Scope{}, groupReq("G")); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "a/g"}) {
+		t.Fatalf("the group's own: %v %v", attemptModels(resp, err), err)
+	}
+	// A fallback the budget does not allow is passed over: the request fails as without it.
+	narrow := scope
+	narrow.Budget = NewBudget(BudgetLimits{AllowedModels: []string{"a/m", "a/x"}})
+	h.a.on("m", long)
+	h.a.on("x", busy)
+	resp, err = h.g.Complete(context.Background(), narrow, userReq("hi", "a/m"))
+	if errors.Is(err, ErrModelNotAllowed) || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x"}) {
+		t.Fatalf("a fallback outside the budget: %v %v", attemptModels(resp, err), err)
 	}
 }

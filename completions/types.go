@@ -180,10 +180,24 @@ type Request struct {
 	// gateway's validation: its routing preferences apply).
 	group     *ModelGroup
 	groupName string
-	// windowFallbacks and policyFallbacks are group's ContextWindowFallbacks and
-	// ContentPolicyFallbacks, resolved (set by the gateway's validation; nil when it has
-	// none).
+	// windowFallbacks and policyFallbacks are group's ContextWindowFallbacks (or the
+	// scope's, which replace them) and ContentPolicyFallbacks, resolved (set by the
+	// gateway's validation; nil when there are none).
 	windowFallbacks, policyFallbacks []target
+	// windowSwitch says a failure for a prompt too long switches to windowFallbacks
+	// (plan.switchFallbacks): the group's or the scope's context window fallbacks name
+	// some for the model asked.
+	windowSwitch bool
+	// fallbacksRead and ownFallbacks: whether the request named fallbacks of its own
+	// (FallbackModels non-nil when first admitted: admission may run twice for one
+	// request), which replace the scope's and the group's plain fallbacks.
+	fallbacksRead, ownFallbacks bool
+	// scopeReplaces says the scope's Fallbacks replace the group's plain fallbacks;
+	// scopeFallbacks are its fallbacks for the model asked, those the scope may call.
+	// scopeWindowSet and scopeWindow are the same for its ContextWindowFallbacks (set
+	// by admission, for validate).
+	scopeReplaces, scopeWindowSet bool
+	scopeFallbacks, scopeWindow   []string
 	// promptCache asks for the prompt's prefix to be cached where a provider must be told
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.
@@ -461,4 +475,15 @@ type Chunk struct {
 // SearchResults are web pages a provider's own search found (an EventSources chunk).
 type SearchResults struct {
 	Sources []providers.Source
+}
+
+// namedFallbacks reports whether r named fallbacks of its own: FallbackModels non-nil (an
+// empty list included, which asks for none) when first asked, before anything else is
+// known of r. Those replace the scope's and the model group's plain fallbacks, as
+// LiteLLM's request fallbacks replace its key's and its router's.
+func (r *Request) namedFallbacks() bool {
+	if !r.fallbacksRead {
+		r.fallbacksRead, r.ownFallbacks = true, r.FallbackModels != nil
+	}
+	return r.ownFallbacks
 }

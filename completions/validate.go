@@ -115,11 +115,21 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		return nil, nil, err
 	}
 	g.askedBy(fallback, req.FallbackModels, fallbacksFrom, req.ephemeral)
-	if group != nil && len(group.Fallbacks) > 0 {
-		// The group's own fallbacks, after its members and before the request's.
-		ts, err := g.groupFallbacks(group.Fallbacks, req)
+	// The plain fallbacks, LiteLLM's order: the request's own (above), else the scope's
+	// (a key's or team's router_settings), else the group's (the server's); the group's
+	// are tried after its members and before the request's fallbacks when both apply
+	// (the request's named no fallbacks: its FallbackModels are nil).
+	plain, plainOf := []string(nil), ""
+	switch {
+	case req.namedFallbacks() || req.scopeReplaces:
+		plain, plainOf = req.scopeFallbacks, "the key's router_settings.fallbacks"
+	case group != nil:
+		plain, plainOf = group.Fallbacks, fmt.Sprintf("model group %q's fallbacks", groupName)
+	}
+	if len(plain) > 0 {
+		ts, err := g.groupFallbacks(plain, req)
 		if err != nil {
-			return nil, nil, fmt.Errorf("model group %q's fallbacks: %w", groupName, err)
+			return nil, nil, fmt.Errorf("%s: %w", plainOf, err)
 		}
 		for i := range ts {
 			// One the request's fallback_models name too is the request's as well: it stays
@@ -129,20 +139,28 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		fallback = append(ts, fallback...)
 	}
 	req.windowFallbacks, req.policyFallbacks = nil, nil
+	var window, policy []string
+	windowOf := fmt.Sprintf("model group %q's context_window_fallbacks", groupName)
 	if group != nil {
-		// The fallbacks by kind of failure, put in place of the members left and the plain
-		// fallbacks when a member fails so (plan.switchFallbacks).
-		for _, f := range []struct {
-			field string
-			list  []string
-			to    *[]target
-		}{{"context_window_fallbacks", group.ContextWindowFallbacks, &req.windowFallbacks}, {"content_policy_fallbacks", group.ContentPolicyFallbacks, &req.policyFallbacks}} {
-			if len(f.list) == 0 {
-				continue
-			}
-			if *f.to, err = g.groupFallbacks(f.list, req); err != nil {
-				return nil, nil, fmt.Errorf("model group %q's %s: %w", groupName, f.field, err)
-			}
+		window, policy = group.ContextWindowFallbacks, group.ContentPolicyFallbacks
+	}
+	if req.scopeWindowSet {
+		// The scope's replace the group's, as LiteLLM's key settings its router's.
+		window, windowOf = req.scopeWindow, "the key's router_settings.context_window_fallbacks"
+	}
+	req.windowSwitch = len(window) > 0
+	// The fallbacks by kind of failure, put in place of the models asked left and the
+	// plain fallbacks when one fails so (plan.switchFallbacks).
+	for _, f := range []struct {
+		of   string
+		list []string
+		to   *[]target
+	}{{windowOf, window, &req.windowFallbacks}, {fmt.Sprintf("model group %q's content_policy_fallbacks", groupName), policy, &req.policyFallbacks}} {
+		if len(f.list) == 0 {
+			continue
+		}
+		if *f.to, err = g.groupFallbacks(f.list, req); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.of, err)
 		}
 	}
 	primary, fallback = dedupeTargets(primary, fallback)

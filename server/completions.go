@@ -296,7 +296,7 @@ func completionsScope(r *http.Request, received time.Time) completions.Scope {
 		sc.KeyID, sc.TeamID, sc.UserID = v.KeyID, v.TeamID, v.UserID
 		sc.KeyAlias, sc.TeamAlias = v.KeyAlias, v.TeamAlias
 		sc.InheritedTags = v.Tags
-		sc.NumRetries, sc.Fallbacks, sc.AttemptTimeout = v.NumRetries, v.Fallbacks, v.AttemptTimeout // router_settings
+		sc.NumRetries, sc.Fallbacks, sc.ContextWindowFallbacks, sc.AttemptTimeout = v.NumRetries, v.Fallbacks, v.ContextWindowFallbacks, v.AttemptTimeout // router_settings
 	}
 	return sc
 }

@@ -13,7 +13,8 @@ import (
 // a scope never panics.
 func FuzzRouterSettings(f *testing.F) {
 	for _, seed := range []string{`{"num_retries":2,"timeout":30,"fallbacks":[{"a/b":["c/d"]}]}`, `{"max_retries":"3"}`, `{"timeout":"0.5"}`,
-		`{"routing_strategy":""}`, `{"fallbacks":[{"*":["x"]},{"y":[]}]}`, `null`, `[]`, `{"timeout":1e309}`, `{"num_retries":-0}`} {
+		`{"routing_strategy":""}`, `{"fallbacks":[{"*":["x"]},{"y":[]}]}`, `null`, `[]`, `{"timeout":1e309}`, `{"num_retries":-0}`,
+		`{"context_window_fallbacks":[{"a/b":["c/d"]}],"fallbacks":[]}`} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {

@@ -93,7 +93,7 @@ type keyRequest struct {
 	ModelTPMLimit  map[string]int64          `json:"model_tpm_limit,omitempty" jsonschema:"description=Tokens per minute of single models of the key (LiteLLM's model_tpm_limit): an object of models each a number: once the answers for the model used them in the last minute a request for it is a 429 with Retry-After (across replicas as model_rpm_limit); given on PATCH it replaces them all"`
 
 	// RouterSettings are the key's own retries, timeout and fallbacks (routersettings.go).
-	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The key's own router settings (LiteLLM's key router_settings): num_retries and timeout and fallbacks applied to every request of the key in place of its team's (a key without any takes its team's whole) and the server's; given on PATCH they replace the key's whole\\, {} or null removes them"`
+	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The key's own router settings (LiteLLM's key router_settings): num_retries and timeout and fallbacks and context_window_fallbacks applied to every request of the key in place of its team's (a key without any takes its team's whole) and the server's; given on PATCH they replace the key's whole\\, {} or null removes them"`
 
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it).

@@ -127,7 +127,7 @@ type litellmTeamRequest struct {
 	OrganizationID      *string        `json:"organization_id,omitempty" jsonschema:"description=The organization the team is in (its models bound the team's; its account holds the team's keys' spend too); null on /team/update takes the team out"`
 	Tags                []string       `json:"tags,omitempty" jsonschema:"description=The team's tags (LiteLLM's team-level tags\\, kept as metadata.tags and answered there): every request of the team's keys carries them after the key's own\\, for tag routing\\, tag budgets and spend per tag; beside metadata with a tags label they win (the label is replaced by them\\, as on LiteLLM); null on /team/update removes them"`
 	// RouterSettings are LiteLLM's team router_settings (routersettings.go).
-	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The team's router settings (LiteLLM's team router_settings): num_retries (or max_retries) and timeout (seconds) and fallbacks ([{gpt-4o: [claude-sonnet-4-5]}]) for every request of a key of the team that has no router_settings of its own; null or {} on /team/update removes them"`
+	RouterSettings *routerSettings `json:"router_settings,omitempty" jsonschema:"description=The team's router settings (LiteLLM's team router_settings): num_retries (or max_retries) and timeout (seconds) and fallbacks ([{gpt-4o: [claude-sonnet-4-5]}]) and context_window_fallbacks for every request of a key of the team that has no router_settings of its own; null or {} on /team/update removes them"`
 }
 
 // litellmTeamPath reports the team paths answered in LiteLLM's error envelope.

@@ -20,8 +20,8 @@ import (
 // LiteLLM resolves them per request as the key's when it has any, else its team's, else the
 // server's — whole, never merged field by field — and so does the gateway here
 // (keyRouterSettings). Of LiteLLM's settings (Router.update_settings) those a request can
-// carry are kept: num_retries (max_retries its older name), timeout and fallbacks. The
-// others configure the deployments the server shares between every key (cooldowns, the
+// carry are kept: num_retries (max_retries its older name), timeout, fallbacks and
+// context_window_fallbacks. The others configure the deployments the server shares between every key (cooldowns, the
 // routing strategy, retry policies by kind, aliases of groups) and are refused with a
 // message naming them when they ask for something, as the LiteLLM routes refuse every
 // field they cannot honour.
@@ -43,7 +43,10 @@ type routerSettings struct {
 	// it leaves the request's time to its retries and fallbacks).
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"description=Seconds one upstream call may take (0 < timeout <= 3600): in place of the server's attempt timeout (LiteLLM's router timeout); a call cut by it goes on to the retries and fallbacks within the request's time (the server's request timeout or a background response's run; at least one call long); a request's own timeout still wins"`
 	// Fallbacks are LiteLLM's router fallbacks: a list of {model: [fallbacks]} objects.
-	Fallbacks []map[string][]string `json:"fallbacks,omitempty" jsonschema:"description=LiteLLM's router fallbacks: [{gpt-4o: [claude-sonnet-4-5]}]: a request naming gpt-4o as its model tries them in order after its own fallbacks (each once); the model * stands for every model without an entry of its own; at most 100 models each with at most 100 fallbacks; each a model or model group this server routes to"`
+	Fallbacks []map[string][]string `json:"fallbacks,omitempty" jsonschema:"description=LiteLLM's router fallbacks: [{gpt-4o: [claude-sonnet-4-5]}]: a request naming gpt-4o as its model tries them in order (each once) when it fails unless the request names fallbacks of its own; they replace the server's fallbacks of the model group asked; the model * stands for every model without an entry of its own; at most 100 models each with at most 100 fallbacks; each a model or model group this server routes to"`
+	// ContextWindowFallbacks are LiteLLM's router context_window_fallbacks, written as
+	// Fallbacks are: tried when the model asked fails with a prompt too long for it.
+	ContextWindowFallbacks []map[string][]string `json:"context_window_fallbacks,omitempty" jsonschema:"description=LiteLLM's router context_window_fallbacks: [{gpt-4o-mini: [gpt-4o]}]: when the model asked (a member of the group asked) fails with a prompt too long for it these are tried in place of the plain fallbacks (each once) and of the server's context window fallbacks of the group asked; the request's own fallbacks follow them; looked up and bounded as fallbacks"`
 	// retriesField names the setting NumRetries was read from (max_retries, LiteLLM's older
 	// name; "" for num_retries), for checkRouterSettings' message.
 	retriesField string
@@ -60,7 +63,6 @@ var routerSettingsRefused = map[string]string{
 	"retry_after":                   "the pause between retries is the server's (--litellm-config router_settings)",
 	"model_group_retry_policy":      "retries by kind of failure are the server's; a key's num_retries sets its retries per model",
 	"retry_policy":                  "retries by kind of failure are the server's; a key's num_retries sets its retries per model",
-	"context_window_fallbacks":      "fallbacks for a prompt too long are set per model group on the server (--litellm-config router_settings); a key's fallbacks are tried on any failure",
 	"content_policy_fallbacks":      "fallbacks for a content filter's refusal are set per model group on the server (--litellm-config router_settings); a key's fallbacks are tried on any failure",
 	"model_group_alias":             "a key's own model names are its aliases (POST /key/generate aliases); a team has none",
 	"enable_weighted_failover":      "failover between a group's deployments is the server's (--litellm-config router_settings)",
@@ -113,17 +115,21 @@ func (rs *routerSettings) UnmarshalJSON(data []byte) error {
 				return routerSettingsError(field, "must be a number of seconds above 0 and at most %d, got %s", maxRouterTimeoutSeconds, raw)
 			}
 			rs.Timeout = &n
-		case "fallbacks":
+		case "fallbacks", "context_window_fallbacks":
 			var list []map[string][]string
 			if err := json.Unmarshal(raw, &list); err != nil {
 				return routerSettingsError(field, "must be a list of objects each naming a model and its fallbacks: [{\"gpt-4o\": [\"claude-sonnet-4-5\"]}], got %s", raw)
 			}
-			rs.Fallbacks = list
+			if name == "fallbacks" {
+				rs.Fallbacks = list
+			} else {
+				rs.ContextWindowFallbacks = list
+			}
 		default:
 			if why, ok := routerSettingsRefused[name]; ok {
 				return routerSettingsError(field, "%s", why)
 			}
-			return routerSettingsError(field, "unknown setting (a key's or team's router_settings are num_retries, timeout and fallbacks; another is accepted only when its value is empty)")
+			return routerSettingsError(field, "unknown setting (a key's or team's router_settings are num_retries, timeout, fallbacks and context_window_fallbacks; another is accepted only when its value is empty)")
 		}
 	}
 	if rs.NumRetries == nil && maxRetries != nil {
@@ -156,7 +162,7 @@ func settingNumber(raw json.RawMessage) (float64, bool) {
 // empty reports settings that ask for nothing (nil included): the team's, else the
 // server's, apply.
 func (rs *routerSettings) empty() bool {
-	return rs == nil || (rs.NumRetries == nil && rs.Timeout == nil && len(rs.Fallbacks) == 0)
+	return rs == nil || (rs.NumRetries == nil && rs.Timeout == nil && len(rs.Fallbacks) == 0 && len(rs.ContextWindowFallbacks) == 0)
 }
 
 // normalized returns rs, or nil when it asks for nothing (so a key's {} is stored as none).
@@ -167,14 +173,15 @@ func (rs *routerSettings) normalized() *routerSettings {
 	return rs
 }
 
-// fallbackMap flattens the fallbacks to one list per model (a model listed twice keeps its
-// first list, as LiteLLM's lookup finds the first entry).
-func (rs *routerSettings) fallbackMap() map[string][]string {
-	if rs == nil || len(rs.Fallbacks) == 0 {
+// fallbackMap flattens fallbacks (a key's Fallbacks or ContextWindowFallbacks) to one list
+// per model (a model listed twice keeps its first list, as LiteLLM's lookup finds the
+// first entry).
+func fallbackMap(fallbacks []map[string][]string) map[string][]string {
+	if len(fallbacks) == 0 {
 		return nil
 	}
 	out := map[string][]string{}
-	for _, entry := range rs.Fallbacks {
+	for _, entry := range fallbacks {
 		for _, m := range slices.Sorted(maps.Keys(entry)) {
 			if _, seen := out[m]; !seen {
 				out[m] = entry[m]
@@ -196,14 +203,23 @@ func checkRouterSettings(g *completions.Gateway, rs *routerSettings) error {
 	if t := rs.Timeout; t != nil && (!(*t > 0) || *t > maxRouterTimeoutSeconds) {
 		return routerSettingsError("router_settings.timeout", "must be a number of seconds above 0 and at most %d, got %v", maxRouterTimeoutSeconds, *t)
 	}
-	fbs := rs.fallbackMap()
+	if err := checkFallbacks(g, "router_settings.fallbacks", fallbackMap(rs.Fallbacks)); err != nil {
+		return err
+	}
+	return checkFallbacks(g, "router_settings.context_window_fallbacks", fallbackMap(rs.ContextWindowFallbacks))
+}
+
+// checkFallbacks validates fbs, the fallbacks of setting (router_settings.fallbacks or
+// context_window_fallbacks) by model: their bounds, and each a model or model group g
+// routes to.
+func checkFallbacks(g *completions.Gateway, setting string, fbs map[string][]string) error {
 	if len(fbs) > maxKeyModels {
-		return routerSettingsError("router_settings.fallbacks", "at most %d models, got %d", maxKeyModels, len(fbs))
+		return routerSettingsError(setting, "at most %d models, got %d", maxKeyModels, len(fbs))
 	}
 	for _, m := range slices.Sorted(maps.Keys(fbs)) {
-		field := "router_settings.fallbacks[" + strconv.Quote(m) + "]"
+		field := setting + "[" + strconv.Quote(m) + "]"
 		if strings.TrimSpace(m) == "" {
-			return routerSettingsError("router_settings.fallbacks", "a model must not be empty")
+			return routerSettingsError(setting, "a model must not be empty")
 		}
 		if len(fbs[m]) == 0 {
 			return routerSettingsError(field, "must list at least one fallback")
@@ -236,7 +252,7 @@ func keyRouterSettings(key, team *routerSettings) *routerSettings {
 	return team.normalized()
 }
 
-// applyTo puts rs on a gateway scope: retries, timeout and fallbacks.
+// applyTo puts rs on a gateway scope: retries, timeout and both kinds of fallbacks.
 func (rs *routerSettings) applyTo(sc *completions.Scope) {
 	if rs.empty() {
 		return
@@ -248,5 +264,5 @@ func (rs *routerSettings) applyTo(sc *completions.Scope) {
 	if rs.Timeout != nil {
 		sc.AttemptTimeout = time.Duration(*rs.Timeout * float64(time.Second)) // each call, as LiteLLM's router timeout
 	}
-	sc.Fallbacks = rs.fallbackMap()
+	sc.Fallbacks, sc.ContextWindowFallbacks = fallbackMap(rs.Fallbacks), fallbackMap(rs.ContextWindowFallbacks)
 }

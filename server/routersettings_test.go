@@ -210,7 +210,7 @@ func TestRouterSettingsRefusals(t *testing.T) {
 		`{"router_settings":{"fallbacks":[{"up/ok":["up/ok"]}]}}`:             `router_settings.fallbacks["up/ok"]`,
 		`{"router_settings":{"fallbacks":[{"up/ok":[]},{"up/x":["up/ok"]}]}}`: `router_settings.fallbacks["up/ok"]`,
 		`{"router_settings":["num_retries"]}`:                                 "router_settings",
-		`{"router_settings":{"context_window_fallbacks":[{"a":["b"]}]}}`:      "router_settings.context_window_fallbacks",
+		`{"router_settings":{"content_policy_fallbacks":[{"a":["b"]}]}}`:      "router_settings.content_policy_fallbacks",
 	} {
 		for _, route := range []string{"/key/generate", "/team/new"} {
 			resp, out := post(t, hs.URL+route, testKey, body)

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// genKey makes a key of body on hs and returns it, failing t when refused.
+func genKey(t *testing.T, hs string, body string) string {
+	t.Helper()
+	resp, out := post(t, hs+"/key/generate", testKey, body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("generate %s: %d %s", body, resp.StatusCode, out)
+	}
+	return decodeMap(t, out)["key"].(string)
+}
+
+// TestKeyContextWindowFallbacks: a key's or its team's router_settings
+// context_window_fallbacks (LiteLLM's) are tried when the model asked answers that the
+// prompt is too long for it — looked up by the name asked, else without its provider, else
+// "*"; in place of the plain fallbacks; only for that failure — and a fallback outside the
+// key's models is passed over; /key/info answers them.
+func TestKeyContextWindowFallbacks(t *testing.T) {
+	hs, up := routerSettingsServer(t)
+	resp, out := post(t, hs.URL+"/team/new", testKey, `{"team_id":"t1","router_settings":{"context_window_fallbacks":[{"*":["up/ok"]}]}}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("team/new: %d %s", resp.StatusCode, out)
+	}
+	chat := func(key, model string) (*http.Response, []byte) {
+		return post(t, hs.URL+"/v1/chat/completions", key, `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`)
+	}
+	teamKey := genKey(t, hs.URL, `{"team_id":"t1"}`)
+	if resp, out := chat(teamKey, "up/toolong"); resp.StatusCode != http.StatusOK || !strings.Contains(string(out), "Hello from ok") || up.count("toolong") != 1 || up.count("ok") != 1 {
+		t.Fatalf("the team's context window fallbacks: %d %s", resp.StatusCode, out)
+	}
+	// Another failure is not theirs: the server's retries, no fallback.
+	if resp, out := chat(teamKey, "up/down"); resp.StatusCode == http.StatusOK || up.count("down") != 3 || up.count("ok") != 0 {
+		t.Fatalf("a 503 with only context window fallbacks: %d %s", resp.StatusCode, out)
+	}
+	// A key's own, by the name without its provider, a model group; its plain fallbacks
+	// are left out once the prompt was too long.
+	ownKey := genKey(t, hs.URL, `{"team_id":"t1","router_settings":{"num_retries":0,"fallbacks":[{"up/toolong":["up/down"]}],"context_window_fallbacks":[{"toolong":["good"]}]}}`)
+	if resp, out := chat(ownKey, "up/toolong"); resp.StatusCode != http.StatusOK || up.count("toolong") != 1 || up.count("ok") != 1 || up.count("down") != 0 {
+		t.Fatalf("the key's own: %d %s", resp.StatusCode, out)
+	}
+	// A fallback the key may not call is passed over: the upstream's answer, not a 401.
+	narrowKey := genKey(t, hs.URL, `{"team_id":"t1","models":["up/toolong"]}`)
+	if resp, out := chat(narrowKey, "up/toolong"); resp.StatusCode != http.StatusBadRequest || up.count("toolong") != 1 || up.count("ok") != 0 {
+		t.Fatalf("a fallback outside the key's models: %d %s", resp.StatusCode, out)
+	}
+	_, info := getJSON(t, hs.URL+"/key/info?key="+ownKey, testKey)
+	rs, _ := info["info"].(map[string]any)["router_settings"].(map[string]any)
+	if cw, _ := rs["context_window_fallbacks"].([]any); len(cw) != 1 {
+		t.Fatalf("/key/info router_settings: %v", info["info"])
+	}
+	// Bounds and names are checked as the plain fallbacks'.
+	for body, param := range map[string]string{
+		`{"router_settings":{"context_window_fallbacks":[{"up/ok":["nosuch/x"]}]}}`:       `router_settings.context_window_fallbacks["up/ok"]`,
+		`{"router_settings":{"context_window_fallbacks":[{"up/ok":[]},{"b":["up/ok"]}]}}`: `router_settings.context_window_fallbacks["up/ok"]`,
+		`{"router_settings":{"context_window_fallbacks":{"up/ok":["up/x"]}}}`:             "router_settings.context_window_fallbacks",
+		`{"router_settings":{"context_window_fallbacks":[{"a":["up/*"]}]}}`:               `router_settings.context_window_fallbacks["a"]`,
+	} {
+		resp, out := post(t, hs.URL+"/key/generate", testKey, body)
+		e, _ := decodeMap(t, out)["error"].(map[string]any)
+		if resp.StatusCode < 400 || resp.StatusCode >= 500 || e["param"] != param {
+			t.Errorf("%s: %d %s (want a 4xx naming %s)", body, resp.StatusCode, out, param)
+		}
+	}
+}
+
+// TestRequestFallbacksReplaceKeys: a request's own fallbacks (LiteLLM's fallbacks, the
+// extension's fallback_models) replace its key's router_settings fallbacks whole, as
+// LiteLLM's proxy fills a key's settings only into what the request leaves unset; an
+// empty list asks for none.
+func TestRequestFallbacksReplaceKeys(t *testing.T) {
+	hs, up := routerSettingsServer(t)
+	key := genKey(t, hs.URL, `{"router_settings":{"num_retries":0,"fallbacks":[{"*":["up/ok"]}]}}`)
+	chat := func(extra string) (*http.Response, []byte) {
+		return post(t, hs.URL+"/v1/chat/completions", key, `{"model":"up/down",`+extra+`"messages":[{"role":"user","content":"hi"}]}`)
+	}
+	if resp, out := chat(""); resp.StatusCode != http.StatusOK || up.count("down") != 1 || up.count("ok") != 1 {
+		t.Fatalf("the key's fallbacks: %d %s", resp.StatusCode, out)
+	}
+	for _, extra := range []string{`"fallbacks":["up/nosuch"],`, `"fallback_models":["up/nosuch"],`, `"fallbacks":[],`} {
+		resp, out := chat(extra)
+		if resp.StatusCode == http.StatusOK || up.count("down") != 1 || up.count("ok") != 0 {
+			t.Fatalf("%s: %d %s (want the request's fallbacks alone)", extra, resp.StatusCode, out)
+		}
+		if want := strings.Contains(extra, "nosuch"); want != (up.count("nosuch") == 1) {
+			t.Fatalf("%s: the request's fallback called %v, want %v", extra, !want, want)
+		}
+	}
+}
