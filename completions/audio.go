@@ -285,11 +285,15 @@ func (g *Gateway) audioPlan(scope Scope, model string, speech bool, tags []strin
 }
 
 // enterOp is opPlan's plan with the request entered into the scope's budget (when it has
-// one): the caller ends it (plan.ended) on every way out.
-func (g *Gateway) enterOp(ctx context.Context, scope Scope, asked string, tags []string, targets []target) (*plan, error) {
+// one): the caller ends it (plan.ended) on every way out. fallbacks, when not nil, are
+// the targets tried after the models asked (opFallbacks), given those.
+func (g *Gateway) enterOp(ctx context.Context, scope Scope, asked string, tags []string, targets []target, fallbacks func(have []target) []target) (*plan, error) {
 	p, err := g.opPlan(scope, asked, tags, targets)
 	if err != nil {
 		return nil, err
+	}
+	if fallbacks != nil {
+		p.targets = append(slices.Clip(p.targets), fallbacks(p.targets)...)
 	}
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
@@ -326,7 +330,8 @@ func (g *Gateway) opPlan(scope Scope, asked string, tags []string, targets []tar
 // Transcribe answers a transcription (or, with req.Translate, a translation) request: it
 // validates req, checks the caller's budget and calls the model, retrying it (and, for a
 // model group, its other members in order) as chat completions are retried, with the same
-// circuit breakers; it never falls back to another model on its own. The answer is the
+// circuit breakers; it falls back to another model only when the scope's or the model
+// group's fallbacks name one (opFallbacks), as LiteLLM's router does. The answer is the
 // upstream's body and Content-Type, unchanged (a text answer, asked of the upstream as
 // JSON to learn its usage, is that JSON's text); its usage, priced from the catalogue, is
 // billed to the scope's budget and recorded in the ledger and by the observer (operation
@@ -354,6 +359,8 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	if err != nil {
 		return nil, err
 	}
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets,
+		func(m string) ([]target, error) { return g.audioTargets(m, false) }, nil)...)
 	// A transcription is billed by the audio's length or its tokens, which only the JSON
 	// answers report. A text answer is asked as JSON (verbose_json of the providers other
 	// than OpenAI, whose plain json reports no length, except of the gpt-4o transcription
@@ -461,6 +468,8 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets,
+		func(m string) ([]target, error) { return g.audioTargets(m, true) }, nil)...)
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err

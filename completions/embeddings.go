@@ -477,8 +477,9 @@ type embeddingPricer interface {
 
 // Embed answers an embeddings request: it validates req, checks the caller's budget and
 // calls the model, retrying it (and, for a model group, its other members in order) as
-// chat completions are retried, with the same circuit breakers; it never falls back to
-// another model on its own, whose vectors would not be comparable. The call is billed to
+// chat completions are retried, with the same circuit breakers; it falls back to another
+// model only when the scope's or the model group's fallbacks name one (opFallbacks), as
+// LiteLLM's router does, whose vectors answer every input (none from the cache). The call is billed to
 // the scope's budget and recorded in the ledger and by the observer (operation
 // "embeddings"). Errors: *ValidationError (ErrInvalid), ErrModelNotAllowed,
 // ErrBudgetExceeded, *AllFailedError, or the context's error.
@@ -514,6 +515,9 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if ec.keys != nil && ec.hits == len(ec.keys) {
 		return g.embeddingsFromCache(ctx, p, req, &ec)
 	}
+	// The fallbacks (opFallbacks) after the cache, whose keys are the models asked'.
+	asked := p.targets
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets, g.embeddingTargets, nil)...)
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err
@@ -526,6 +530,9 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	var out *providers.EmbeddingResponse
 	used, begin, err := g.callAttempts(ctx, p, "no embeddings", func(ctx, actx context.Context, t target, begin time.Time) error {
 		r := *sent
+		if fallingBack(t, asked) {
+			r = *preq // a fallback's vectors are not comparable with the cached ones: every input
+		}
 		r.Model = t.model
 		res, err := t.p.(providers.Embedder).Embed(actx, &r)
 		var pe *providers.Error
@@ -543,6 +550,12 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	if err != nil {
 		g.observeOpFailure(ctx, p, OperationEmbeddings, false, err)
 		return nil, err
+	}
+	if fallingBack(used, asked) {
+		// Another model's vectors, for every input: none of the cache's kept, none stored
+		// under the keys of the models asked.
+		ec.hits, ec.vectors, ec.tokens, ec.saved, ec.ctl.NoStore = 0, nil, 0, 0, true
+		_, idx = ec.misses(preq)
 	}
 	now := g.opts.Now()
 	costs := g.embeddingCost(p, used, out.Usage)

@@ -204,7 +204,12 @@ func (g *Gateway) EditImages(ctx context.Context, scope Scope, req *ImageEditReq
 			return nil, err
 		}
 	}
-	return g.drawImages(ctx, scope, gen, targets, OperationImageEdit, func(actx context.Context, t target) (*providers.ImageResponse, error) {
+	fallbacks := func(have []target) []target {
+		return g.opFallbacks(ctx, scope, model, req.Tags, have, g.editTargets, func(t target) bool {
+			return req.checkEditFamily(gen, imageFamily(g.priceName(t.name)), t.name) == nil
+		})
+	}
+	return g.drawImages(ctx, scope, gen, targets, fallbacks, OperationImageEdit, func(actx context.Context, t target) (*providers.ImageResponse, error) {
 		r := providers.ImageEditRequest{ImageRequest: *preq, Images: req.Images, Mask: req.Mask, InputFidelity: req.InputFidelity}
 		r.Model = t.model
 		return t.p.(providers.ImageEditor).EditImages(actx, &r)

@@ -409,7 +409,12 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 			return nil, err
 		}
 	}
-	return g.drawImages(ctx, scope, req, targets, OperationImageGeneration, func(actx context.Context, t target) (*providers.ImageResponse, error) {
+	fallbacks := func(have []target) []target {
+		return g.opFallbacks(ctx, scope, model, req.Tags, have, g.imageTargets, func(t target) bool {
+			return req.checkFamily(imageFamily(g.priceName(t.name)), t.name) == nil
+		})
+	}
+	return g.drawImages(ctx, scope, req, targets, fallbacks, OperationImageGeneration, func(actx context.Context, t target) (*providers.ImageResponse, error) {
 		r := *preq
 		r.Model = t.model
 		return t.p.(providers.ImageGenerator).GenerateImages(actx, &r)
@@ -419,9 +424,9 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 // drawImages calls targets with call as GenerateImages describes (budget, retries, a call
 // that may last the request's time), then prices, bills and records the answer under op
 // (OperationImageGeneration, OperationImageEdit); req is the request's generation fields.
-func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerationRequest, targets []target, op string,
+func (g *Gateway) drawImages(ctx context.Context, scope Scope, req *ImageGenerationRequest, targets []target, fallbacks func([]target) []target, op string,
 	call func(actx context.Context, t target) (*providers.ImageResponse, error)) (*ImageGenerationResponse, error) {
-	p, err := g.enterOp(ctx, scope, req.Model, req.Tags, targets)
+	p, err := g.enterOp(ctx, scope, req.Model, req.Tags, targets, fallbacks)
 	if err != nil {
 		return nil, err
 	}

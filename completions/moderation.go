@@ -219,11 +219,14 @@ func (g *Gateway) Moderate(ctx context.Context, scope Scope, req *ModerationRequ
 	if scope, err = g.withTagBudgets(ctx, scope, req.Tags); err != nil {
 		return nil, err
 	}
-	targets, err := g.moderationTargets(cmp.Or(req.Model, DefaultModerationModel))
+	model := cmp.Or(req.Model, DefaultModerationModel)
+	targets, err := g.moderationTargets(model)
 	if err != nil {
 		return nil, err
 	}
-	p, err := g.enterOp(ctx, scope, req.Model, req.Tags, targets)
+	p, err := g.enterOp(ctx, scope, req.Model, req.Tags, targets, func(have []target) []target {
+		return g.opFallbacks(ctx, scope, model, req.Tags, have, g.moderationTargets, nil)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func (g *Gateway) BeginPassThrough(ctx context.Context, scope Scope, provider, m
 		return nil, err
 	}
 	t := target{name: name, provider: provider, model: model, p: p}
-	pl, err := g.enterOp(ctx, scope, name, tags, []target{t})
+	pl, err := g.enterOp(ctx, scope, name, tags, []target{t}, nil)
 	if err != nil {
 		return nil, err
 	}

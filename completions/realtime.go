@@ -145,7 +145,7 @@ func (g *Gateway) beginRealtime(ctx context.Context, scope Scope, model string, 
 	if err != nil {
 		return nil, err
 	}
-	p, err := g.enterOp(ctx, scope, model, tags, targets)
+	p, err := g.enterOp(ctx, scope, model, tags, targets, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -412,6 +412,9 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	if rc.hit != nil {
 		return g.rankingFromCache(ctx, p, req, &rc)
 	}
+	// The fallbacks (opFallbacks) after the cache, whose key is the models asked'.
+	asked := p.targets
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets, g.rerankTargets, nil)...)
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err
@@ -455,7 +458,9 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	costs := g.rerankCost(p, used, out.Usage)
 	estimated := out.Usage.Estimated()
 	g.account(ctx, p, used, providers.Usage{PromptTokens: out.Usage.Tokens}, costs, true, estimated, now.Sub(begin))
-	g.storeRanking(&rc, used.name, out, costs.Spent())
+	if !fallingBack(used, asked) { // a fallback's ranking is not the models asked's
+		g.storeRanking(&rc, used.name, out, costs.Spent())
+	}
 	resp := &RerankResponse{ID: cmp.Or(out.ID, uuid.NewString()), Model: used.name, Results: rerankResults(out.Results, req),
 		Meta:  RerankMeta{APIVersion: out.APIVersion, BilledUnits: billedUnits(out.Usage), Tokens: out.MetaTokens},
 		Usage: RerankUsage{TotalTokens: out.Usage.Tokens, Estimated: estimated, Costs: &costs}, Cache: rc.status(now)}

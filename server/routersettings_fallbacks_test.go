@@ -92,3 +92,40 @@ func TestRequestFallbacksReplaceKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyFallbacksForOtherOperations: a key's or team's router_settings fallbacks, else
+// the model group's fallbacks, apply to embeddings and moderation as to chat (LiteLLM's
+// router falls back for every operation): the model asked fails after its retries, the
+// fallback answers; a key's fallbacks replace the group's; one the key may not call is
+// passed over.
+func TestKeyFallbacksForOtherOperations(t *testing.T) {
+	hs, up := routerSettingsServer(t)
+	resp, out := post(t, hs.URL+"/team/new", testKey, `{"team_id":"t1","router_settings":{"num_retries":0,"fallbacks":[{"*":["up/ok"]}]}}`)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("team/new: %d %s", resp.StatusCode, out)
+	}
+	teamKey := genKey(t, hs.URL, `{"team_id":"t1"}`)
+	plainKey := genKey(t, hs.URL, `{}`)
+	otherKey := genKey(t, hs.URL, `{"router_settings":{"fallbacks":[{"up/other":["up/ok"]}]}}`)
+	narrowKey := genKey(t, hs.URL, `{"team_id":"t1","models":["up/down"]}`)
+	for _, op := range []string{"embeddings", "moderations"} {
+		call := func(key, model string) (*http.Response, []byte) {
+			return post(t, hs.URL+"/v1/"+op, key, `{"model":"`+model+`","input":"hi"}`)
+		}
+		if resp, out := call(teamKey, "up/down"); resp.StatusCode != http.StatusOK || decodeMap(t, out)["model"] != "up/ok" || up.count("down") != 1 || up.count("ok") != 1 {
+			t.Fatalf("%s: the team's fallbacks: %d %s", op, resp.StatusCode, out)
+		}
+		if resp, out := call(plainKey, "up/down"); resp.StatusCode == http.StatusOK || up.count("down") != 3 || up.count("ok") != 0 {
+			t.Fatalf("%s: without fallbacks: %d %s", op, resp.StatusCode, out)
+		}
+		if resp, out := call(plainKey, "flaky"); resp.StatusCode != http.StatusOK || up.count("down") != 3 || up.count("ok") != 1 {
+			t.Fatalf("%s: the group's fallbacks: %d %s", op, resp.StatusCode, out)
+		}
+		if resp, out := call(otherKey, "flaky"); resp.StatusCode == http.StatusOK || up.count("down") != 3 || up.count("ok") != 0 {
+			t.Fatalf("%s: a key's fallbacks replace the group's: %d %s", op, resp.StatusCode, out)
+		}
+		if resp, out := call(narrowKey, "up/down"); resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusUnauthorized || up.count("down") != 1 || up.count("ok") != 0 {
+			t.Fatalf("%s: a fallback outside the key's models: %d %s", op, resp.StatusCode, out)
+		}
+	}
+}

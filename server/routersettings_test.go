@@ -31,8 +31,21 @@ func (u *modelCountingUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request
 	u.mu.Lock()
 	u.calls[req.Model]++
 	u.mu.Unlock()
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	u.up.ServeHTTP(w, r)
+	switch op := strings.TrimPrefix(r.URL.Path, "/v1/"); {
+	case op != "embeddings" && op != "moderations":
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		u.up.ServeHTTP(w, r)
+	case req.Model == "down":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `{"error":{"message":"overloaded","type":"server_error"}}`)
+	case op == "embeddings":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.5,0.25]}],"model":"`+req.Model+`","usage":{"prompt_tokens":2,"total_tokens":2}}`)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"modr-1","model":"`+req.Model+`","results":[{"flagged":false,"categories":{"violence":false},"category_scores":{"violence":0.01}}]}`)
+	}
 }
 
 // count returns the calls for model and forgets them.
@@ -45,8 +58,8 @@ func (u *modelCountingUpstream) count(model string) int {
 }
 
 // routerSettingsServer is a server whose gateway retries twice by default and answers
-// from a counting fake upstream (models up/ok, up/down, up/slow; the model group good of
-// up/ok).
+// from a counting fake upstream (models up/ok, up/down, up/slow, their embeddings and
+// moderations; the model group good of up/ok, and flaky of up/down falling back to up/ok).
 func routerSettingsServer(t *testing.T) (*httptest.Server, *modelCountingUpstream) {
 	t.Helper()
 	up := &modelCountingUpstream{calls: map[string]int{}}
@@ -55,7 +68,7 @@ func routerSettingsServer(t *testing.T) (*httptest.Server, *modelCountingUpstrea
 	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: hu.URL + "/v1", APIKey: "sk-up"}))
 	st := newTestStore(t)
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, DefaultMaxRetries: 2,
-		ModelGroups: map[string]completions.ModelGroup{"good": {Models: []string{"up/ok"}}},
+		ModelGroups: map[string]completions.ModelGroup{"good": {Models: []string{"up/ok"}}, "flaky": {Models: []string{"up/down"}, Fallbacks: []string{"up/ok"}}},
 		Breaker:     completions.BreakerOptions{Failures: -1}, // counts of calls, not a breaker's skips
 		Backoff:     completions.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
 	if err != nil {
