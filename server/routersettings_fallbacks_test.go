@@ -38,6 +38,11 @@ func TestKeyContextWindowFallbacks(t *testing.T) {
 	if resp, out := chat(teamKey, "up/down"); resp.StatusCode == http.StatusOK || up.count("down") != 3 || up.count("ok") != 0 {
 		t.Fatalf("a 503 with only context window fallbacks: %d %s", resp.StatusCode, out)
 	}
+	// LiteLLM's mock_testing_context_fallbacks takes them too, without calling the model.
+	resp, out = post(t, hs.URL+"/v1/chat/completions", teamKey, `{"model":"up/down","mock_testing_context_fallbacks":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || up.count("down") != 0 || up.count("ok") != 1 {
+		t.Fatalf("mock_testing_context_fallbacks: %d %s", resp.StatusCode, out)
+	}
 	// A key's own, by the name without its provider, a model group; its plain fallbacks
 	// are left out once the prompt was too long.
 	ownKey := genKey(t, hs.URL, `{"team_id":"t1","router_settings":{"num_retries":0,"fallbacks":[{"up/toolong":["up/down"]}],"context_window_fallbacks":[{"toolong":["good"]}]}}`)
