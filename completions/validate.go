@@ -115,10 +115,9 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		return nil, nil, err
 	}
 	g.askedBy(fallback, req.FallbackModels, fallbacksFrom, req.ephemeral)
-	// The plain fallbacks, LiteLLM's order: the request's own (above), else the scope's
-	// (a key's or team's router_settings), else the group's (the server's); the group's
-	// are tried after its members and before the request's fallbacks when both apply
-	// (the request's named no fallbacks: its FallbackModels are nil).
+	// The plain fallbacks, LiteLLM's order, whole lists: the request's own (above; named
+	// when its FallbackModels are not nil), else the scope's (a key's or team's
+	// router_settings), else the group's (the server's), tried after its members.
 	plain, plainOf := []string(nil), ""
 	switch {
 	case req.namedFallbacks() || req.scopeReplaces:
