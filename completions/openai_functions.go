@@ -152,8 +152,12 @@ func (r *OpenAIChatRequest) renameFields(rename func(string) string) {
 var legacyToolField = regexp.MustCompile(`^tools\[(\d+)\]\.function(\.|$)`)
 
 // legacyFieldName names a field of the tools translated from functions as the caller sent
-// it: tools[i].function.name is functions[i].name, tool_choice is function_call.
+// it: tools[i].function.name is functions[i].name, tool_choice is function_call (and the
+// name it chooses, tool_choice.function.name, function_call.name).
 func legacyFieldName(f string) string {
+	if f == "tool_choice.function.name" {
+		return "function_call.name" // the legacy choice is {"name": …}
+	}
 	if f == "tool_choice" || strings.HasPrefix(f, "tool_choice.") {
 		return "function_call" + strings.TrimPrefix(f, "tool_choice")
 	}
