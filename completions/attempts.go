@@ -145,7 +145,8 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		TopP: req.TopP, TopK: req.TopK, Stop: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL,
-		SafetySettings: req.safetySettings, CodeExecution: req.codeExecution, URLContext: req.urlContext}
+		SafetySettings: req.safetySettings, CodeExecution: req.codeExecution, URLContext: req.urlContext,
+		Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs}
 	p.timing = g.timingFor(p.start, scope, req)
 	if req.MockResponse != nil {
 		// No model is called: nothing is taken from the budget, nor cached (budgetUsable).
@@ -1337,6 +1338,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
 	resp.CodeExecution, resp.URLContextMetadata = out.CodeExecution, out.URLContextMetadata
 	resp.SystemFingerprint, resp.ServiceTier = out.SystemFingerprint, out.ServiceTier
+	resp.Logprobs = answerLogprobs(&p.preq, out.Logprobs)
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}
@@ -1368,6 +1370,7 @@ func (g *Gateway) answerFromCache(ctx context.Context, p *plan) (*Response, erro
 	resp.ToolCalls, resp.Refusal, resp.StopSequence, resp.Sources = out.ToolCalls, out.Refusal, out.StopSequence, out.Sources
 	resp.CodeExecution, resp.URLContextMetadata = out.CodeExecution, out.URLContextMetadata
 	resp.SystemFingerprint, resp.ServiceTier = out.SystemFingerprint, out.ServiceTier
+	resp.Logprobs = answerLogprobs(&p.preq, out.Logprobs)
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}

@@ -61,9 +61,11 @@ func (s *ResponseStream) classify(err error) (error, providers.ErrorKind) {
 // canContinue reports whether a stream that failed with kind may be continued: after
 // text (not of a tool call or a JSON answer), on a model that continues it; or after
 // reasoning alone, on any later model, which answers afresh (its reasoning follows the
-// first model's; the client has seen no answer yet). A stream its caller closed is not.
+// first model's; the client has seen no answer yet). A stream its caller closed is not,
+// nor one that asked for log probabilities: a continuation's tokens are another model's,
+// whose log probabilities would not be of the same answer (the stream fails as it broke).
 func (s *ResponseStream) canContinue(kind providers.ErrorKind) bool {
-	if kind == providers.KindContentFilter || kind == providers.KindUnknown || s.ctx.Err() != nil || deadlineHit(s.dctx) || len(s.calls) > 0 ||
+	if s.p.preq.Logprobs || kind == providers.KindContentFilter || kind == providers.KindUnknown || s.ctx.Err() != nil || deadlineHit(s.dctx) || len(s.calls) > 0 ||
 		s.closedEarly.Load() { // its caller closed it: nobody reads a continuation
 		return false
 	}

@@ -27,7 +27,7 @@ import (
 // provider in its own wire format (see package providers); their schemas must be valid JSON
 // Schemas; the legacy functions API is read as tools and answered in its own form (see
 // UsesLegacyFunctions). OpenAI fields that would change what the answer is but that the
-// gateway does not do — logprobs, audio output — are refused with a
+// gateway does not do — audio output — are refused with a
 // validation error naming the field rather than answered as if they were absent. The
 // other options OpenAI defines (seed, penalties, logit_bias, user, reasoning_effort, …: the
 // embedded providers.OpenAIOptions) are passed on; fields not listed here (metadata, store,
@@ -82,11 +82,17 @@ type OpenAIChatRequest struct {
 	// (message.function_call, finish_reason "function_call"; see UsesLegacyFunctions).
 	Functions    json.RawMessage `json:"functions,omitempty" jsonschema:"type=array,description=The legacy functions API's functions ({name\\, description\\, parameters}): read as tools; the answer then carries message.function_call"`
 	FunctionCall json.RawMessage `json:"function_call,omitempty" jsonschema:"description=The legacy functions API's choice: none or auto or {name}; read as tool_choice"`
+	// Logprobs asks for the log probability of each token of the answer
+	// (choices[].logprobs.content, streamed in each chunk's choices[].logprobs) and
+	// TopLogprobs (0 to 20) for that many likeliest alternatives at each position, as
+	// OpenAI's API: only models that give them are tried (OpenAI-format models but OpenAI's
+	// reasoning models; Gemini); with none, a 400 naming logprobs. Raw to name the field of
+	// a value of the wrong type.
+	Logprobs    json.RawMessage `json:"logprobs,omitempty" jsonschema:"type=boolean,description=Return the log probability of each token of the answer (OpenAI-format models but OpenAI's reasoning models; and Gemini)"`
+	TopLogprobs json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"type=integer,minimum=0,maximum=20,description=How many of the likeliest tokens to return at each position with their log probabilities (needs logprobs)"`
 	// Refused when they ask for something the gateway does not do (see the type's doc).
-	Logprobs    json.RawMessage `json:"logprobs,omitempty" jsonschema:"-"`
-	TopLogprobs json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"-"`
-	Modalities  json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
-	Audio       json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
+	Modalities json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
+	Audio      json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
 	// LiteLLMMocks are LiteLLM's testing switches.
 	LiteLLMMocks
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
@@ -254,10 +260,6 @@ func rawIs(raw json.RawMessage, want string) bool {
 // checkUnsupported refuses the OpenAI fields whose meaning the gateway cannot honour.
 func (r *OpenAIChatRequest) checkUnsupported() error {
 	switch {
-	case present(r.Logprobs) && !rawIs(r.Logprobs, "false"):
-		return invalid("logprobs", "log probabilities are not supported by the gateway")
-	case present(r.TopLogprobs) && !rawIs(r.TopLogprobs, "0"):
-		return invalid("top_logprobs", "log probabilities are not supported by the gateway")
 	case present(r.Audio):
 		return invalid("audio", "audio output is not supported by the gateway")
 	}
@@ -373,6 +375,10 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err := r.translateLegacyFunctions(); err != nil {
 		return nil, err
 	}
+	logprobs, top, err := chatLogprobs(r.Logprobs, r.TopLogprobs)
+	if err != nil {
+		return nil, err
+	}
 	if t := r.TopP; t != nil && (math.IsNaN(*t) || *t < 0 || *t > 1) {
 		return nil, invalid("top_p", "must be between 0 and 1, got %g", *t)
 	}
@@ -473,6 +479,8 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		promptCache:    r.promptCache,
 		promptCacheTTL: r.promptCacheTTL, promptCacheTailTTL: r.promptCacheTailTTL,
 		TopK:            r.topK,
+		Logprobs:        logprobs,
+		TopLogprobs:     top,
 		Models:          []string{r.Model},
 		FallbackModels:  fallbacks,
 		legacyFunctions: r.legacyFunctions,
@@ -637,12 +645,13 @@ type OpenAIChatCompletion struct {
 	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
 }
 
-// OpenAIChoice is one choice of a chat.completion. Logprobs is always null (the gateway
-// returns no log probabilities) and present, as in OpenAI's API reference.
+// OpenAIChoice is one choice of a chat.completion. Logprobs is null unless the request
+// asked for log probabilities (logprobs: true); then it is {"content": [...], "refusal":
+// [...] or null} as in OpenAI's API reference.
 type OpenAIChoice struct {
 	Index        int                   `json:"index"`
 	Message      OpenAIResponseMessage `json:"message"`
-	Logprobs     json.RawMessage       `json:"logprobs" jsonschema:"type=null"`
+	Logprobs     *OpenAILogprobs       `json:"logprobs"`
 	FinishReason string                `json:"finish_reason"`
 }
 
@@ -754,7 +763,7 @@ func NewOpenAIChatCompletionN(rs []*Response, created time.Time) *OpenAIChatComp
 	out := NewOpenAIChatCompletion(rs[0], created)
 	sum := *rs[0]
 	for i, r := range rs[1:] {
-		out.Choices = append(out.Choices, OpenAIChoice{Index: i + 1, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)})
+		out.Choices = append(out.Choices, OpenAIChoice{Index: i + 1, Message: openAIResponseMessage(r), Logprobs: openAILogprobs(r.Logprobs), FinishReason: finishReason(r.FinishReason)})
 		sum.Usage = addUsage(sum.Usage, r.Usage)
 		sum.UsageEstimated = sum.UsageEstimated || r.UsageEstimated
 		sum.Latency = max(sum.Latency, r.Latency)
@@ -774,7 +783,7 @@ func NewOpenAIChatCompletion(r *Response, created time.Time) *OpenAIChatCompleti
 		Created:     created.Unix(),
 		Model:       r.Provider + "/" + r.Model,
 		ServiceTier: r.ServiceTier, SystemFingerprint: r.SystemFingerprint,
-		Choices: []OpenAIChoice{{Index: 0, Message: openAIResponseMessage(r), FinishReason: finishReason(r.FinishReason)}},
+		Choices: []OpenAIChoice{{Index: 0, Message: openAIResponseMessage(r), Logprobs: openAILogprobs(r.Logprobs), FinishReason: finishReason(r.FinishReason)}},
 		Usage:   openAIUsage(r),
 		Switchyard: &OpenAIExtension{Provider: r.Provider, ModelGroup: r.ModelGroup, Costs: r.Usage.Costs, Latency: r.Latency, TTFT: r.TTFT,
 			Attempts: r.Attempts, Continued: r.Continued, Cache: r.Cache},
@@ -816,11 +825,13 @@ type OpenAIStreamExtension struct {
 	Cache      *CacheStatus  `json:"cache,omitempty"`
 }
 
-// OpenAIChunkChoice is one choice delta of a chunk. Logprobs is always null.
+// OpenAIChunkChoice is one choice delta of a chunk. Logprobs is null unless the request
+// asked for log probabilities: then a text chunk carries its tokens' (content), the
+// refusal chunk the refusal's, as OpenAI streams them.
 type OpenAIChunkChoice struct {
 	Index        int             `json:"index"`
 	Delta        OpenAIDelta     `json:"delta"`
-	Logprobs     json.RawMessage `json:"logprobs" jsonschema:"type=null"`
+	Logprobs     *OpenAILogprobs `json:"logprobs"`
 	FinishReason *string         `json:"finish_reason"`
 }
 
@@ -999,6 +1010,16 @@ func (e *openAIChoiceEncoder) chunk(d OpenAIDelta) OpenAIChunk {
 	return ck
 }
 
+// logprobsChunk is the choice's chunk with delta d and the log probabilities lp (none when
+// nil).
+func (e *openAIChoiceEncoder) logprobsChunk(d OpenAIDelta, lp *providers.Logprobs) OpenAIChunk {
+	ck := e.chunk(d)
+	if lp != nil {
+		ck.Choices[0].Logprobs = &OpenAILogprobs{Content: lp.Content}
+	}
+	return ck
+}
+
 // usageChunk is the stream's last chunk: no choices, the usage u.
 func (e *openAIChoiceEncoder) usageChunk(u *OpenAIUsage, ext *OpenAIStreamExtension) OpenAIChunk {
 	ck := e.base
@@ -1063,7 +1084,10 @@ func (e *openAIChoiceEncoder) fragment(sse *SSEWriter, c *Chunk) error {
 		return err
 	case e.first:
 		e.first = false
-		return sse.Buffer("", e.chunk(OpenAIDelta{Role: "assistant", Content: c.Text}))
+		return sse.Buffer("", e.logprobsChunk(OpenAIDelta{Role: "assistant", Content: c.Text}, c.Logprobs))
+	case c.Logprobs != nil:
+		// The template has no log probabilities: this chunk is encoded whole.
+		return sse.Buffer("", e.logprobsChunk(OpenAIDelta{Content: c.Text}, c.Logprobs))
 	}
 	if e.text == nil {
 		if e.text = newFragmentTemplate(e.chunk(OpenAIDelta{Content: fragmentPlaceholder}), 1); e.text == nil {
@@ -1087,13 +1111,29 @@ func (e *openAIChoiceEncoder) syncUpstream() {
 // its finish reason.
 func (e *openAIChoiceEncoder) end(sse *SSEWriter, resp *Response) error {
 	e.syncUpstream()
+	if lp := resp.Logprobs; lp != nil && len(lp.Content) > e.st.LogprobsSent() {
+		// Tokens that came without text (on the finish event): before the finish chunk.
+		ck := e.chunk(OpenAIDelta{})
+		ck.Choices[0].Logprobs = &OpenAILogprobs{Content: lp.Content[e.st.LogprobsSent():]}
+		if e.first {
+			ck.Choices[0].Delta.Role = "assistant"
+			e.first = false
+		}
+		if err := sse.Buffer("", ck); err != nil {
+			return err
+		}
+	}
 	if resp.Refusal != "" {
 		d := OpenAIDelta{Refusal: resp.Refusal}
 		if e.first {
 			d.Role = "assistant"
 			e.first = false
 		}
-		if err := sse.Buffer("", e.chunk(d)); err != nil {
+		ck := e.chunk(d)
+		if lp := resp.Logprobs; lp != nil && len(lp.Refusal) > 0 {
+			ck.Choices[0].Logprobs = &OpenAILogprobs{Content: []providers.TokenLogprob{}, Refusal: lp.Refusal}
+		}
+		if err := sse.Buffer("", ck); err != nil {
 			return err
 		}
 	}
@@ -1172,7 +1212,7 @@ func WriteOpenAIFinalChunk(w http.ResponseWriter, c *OpenAIChatCompletion, inclu
 		if ch.Message.Content != nil {
 			d.Content = *ch.Message.Content
 		}
-		chunk.Choices = append(chunk.Choices, OpenAIChunkChoice{Index: ch.Index, Delta: d, Logprobs: json.RawMessage("null"), FinishReason: &fr})
+		chunk.Choices = append(chunk.Choices, OpenAIChunkChoice{Index: ch.Index, Delta: d, Logprobs: ch.Logprobs, FinishReason: &fr})
 	}
 	if err := sse.Event("", chunk); err != nil {
 		return err

@@ -76,7 +76,7 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"function_call":{"name":"f"}}`, "function_call"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"xml"}}`, "response_format.type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"response_format":{"type":"json_schema"}}`, "response_format.json_schema"},
-		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"logprobs":true}`, "logprobs"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"logprobs":1}`, "logprobs"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"top_logprobs":3}`, "top_logprobs"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["text","audio"]}`, "modalities"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"audio":{"voice":"alloy"}}`, "audio"},

@@ -166,6 +166,11 @@ type cachedAnswer struct {
 	Usage             providers.Usage `json:"usage"`
 	Estimated         bool            `json:"estimated,omitempty"`
 	CostUSD           float64         `json:"cost_usd,omitempty"`
+	// Logprobs are the answer's log probabilities, kept when the request asked for them;
+	// a request that asks has a key of its own (its providers.Request says so), so an
+	// answer kept without them never answers it, nor one kept with them a request that did
+	// not ask.
+	Logprobs *providers.Logprobs `json:"logprobs,omitempty"`
 	// Vector is the key of the semantic cache's vector of this answer, when it has one:
 	// DeleteCached deletes it too.
 	Vector string `json:"vector,omitempty"`
@@ -391,7 +396,7 @@ func (g *Gateway) storeAnswer(p *plan, resp *Response, estimated bool) {
 		FinishReason: resp.FinishReason, StopSequence: resp.StopSequence, Reasoning: resp.Reasoning, Sources: resp.Sources,
 		CodeExecution: resp.CodeExecution, URLContextMetadata: resp.URLContextMetadata,
 		SystemFingerprint: resp.SystemFingerprint, ServiceTier: resp.ServiceTier,
-		Usage: resp.Usage.providerUsage(), Estimated: estimated, CostUSD: resp.Usage.Costs.Spent()}
+		Usage: resp.Usage.providerUsage(), Estimated: estimated, CostUSD: resp.Usage.Costs.Spent(), Logprobs: resp.Logprobs}
 	vector, semantic := g.storeSemantic(p, g.cacheTTL(c.ctl))
 	if semantic {
 		a.Vector = vector.key
@@ -601,7 +606,7 @@ func (r replayProvider) Complete(ctx context.Context, _ *providers.Request) (*pr
 	a := r.a
 	return &providers.Response{Text: a.Text, ToolCalls: a.ToolCalls, Refusal: a.Refusal, Usage: a.Usage, FinishReason: a.FinishReason,
 		StopSequence: a.StopSequence, Sources: a.Sources, Reasoning: a.Reasoning, CodeExecution: a.CodeExecution, URLContextMetadata: a.URLContextMetadata,
-		SystemFingerprint: a.SystemFingerprint, ServiceTier: a.ServiceTier}, nil
+		SystemFingerprint: a.SystemFingerprint, ServiceTier: a.ServiceTier, Logprobs: a.Logprobs}, nil
 }
 
 func (r replayProvider) Stream(ctx context.Context, _ *providers.Request) (providers.Stream, error) {
@@ -642,19 +647,50 @@ func (a *cachedAnswer) fragments() []providers.Chunk {
 			out = append(out, providers.Chunk{Reasoning: &providers.ReasoningDelta{Index: i, Encrypted: b.Encrypted, EncryptedBy: b.EncryptedBy}})
 		}
 	}
-	for text := a.Text; text != ""; {
-		n := textPiece(text, replayPiece)
-		out = append(out, providers.Chunk{Text: text[:n]})
-		text = text[n:]
+	if lp := a.Logprobs; lp != nil && len(lp.Content) > 0 {
+		out = append(out, a.tokenFragments()...)
+	} else {
+		for text := a.Text; text != ""; {
+			n := textPiece(text, replayPiece)
+			out = append(out, providers.Chunk{Text: text[:n]})
+			text = text[n:]
+		}
 	}
 	if a.Refusal != "" {
-		out = append(out, providers.Chunk{Refusal: a.Refusal})
+		c := providers.Chunk{Refusal: a.Refusal}
+		if lp := a.Logprobs; lp != nil && len(lp.Refusal) > 0 {
+			c.Logprobs = &providers.Logprobs{Refusal: lp.Refusal}
+		}
+		out = append(out, c)
 	}
 	for i, c := range a.ToolCalls {
 		out = append(out, providers.Chunk{ToolCalls: []providers.ToolCallDelta{{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments, ThoughtSignature: c.ThoughtSignature}}})
 	}
 	u := a.Usage
 	return append(out, providers.Chunk{Usage: &u, FinishReason: a.FinishReason, StopSequence: a.StopSequence})
+}
+
+// tokenFragments are the text fragments of an answer kept with log probabilities: a
+// fragment per token, with its log probability, while the tokens spell the text (as the
+// upstream streamed them); the rest of the text, if they do not, in one last fragment.
+func (a *cachedAnswer) tokenFragments() []providers.Chunk {
+	out := make([]providers.Chunk, 0, len(a.Logprobs.Content)+1)
+	text := a.Text
+	for i, t := range a.Logprobs.Content {
+		lp := &providers.Logprobs{Content: a.Logprobs.Content[i : i+1 : i+1]}
+		if t.Token == "" || !strings.HasPrefix(text, t.Token) {
+			// The tokens do not spell the text (a server's own rendering): the rest of the
+			// text carries the rest of the tokens.
+			out = append(out, providers.Chunk{Text: text, Logprobs: &providers.Logprobs{Content: a.Logprobs.Content[i:]}})
+			return out
+		}
+		out = append(out, providers.Chunk{Text: t.Token, Logprobs: lp})
+		text = text[len(t.Token):]
+	}
+	if text != "" {
+		out = append(out, providers.Chunk{Text: text})
+	}
+	return out
 }
 
 // textPiece is the length of the first piece of s: up to max bytes, ending after a space

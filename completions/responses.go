@@ -60,6 +60,13 @@ type ResponsesRequest struct {
 	ServiceTier      string              `json:"service_tier,omitempty"`
 	SafetyIdentifier string              `json:"safety_identifier,omitempty"`
 	PromptCacheKey   string              `json:"prompt_cache_key,omitempty"`
+	// Include lists extra output to return: "message.output_text.logprobs" asks for the log
+	// probability of each token of the answer (each output_text part's logprobs), as
+	// OpenAI's API; other values are accepted and ignored. TopLogprobs (0 to 20) asks for
+	// that many likeliest alternatives at each position too. Either asks only the models
+	// that give them (as logprobs on chat completions).
+	Include     []string `json:"include,omitempty"`
+	TopLogprobs *int     `json:"top_logprobs,omitempty" jsonschema:"minimum=0,maximum=20"`
 	// PreviousResponseID continues the conversation a stored answer ends: its items come
 	// before input (Gateway.ContinueResponse).
 	PreviousResponseID string `json:"previous_response_id,omitempty"`
@@ -358,6 +365,12 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		LiteLLMMocks: r.LiteLLMMocks}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
+	}
+	if slices.Contains(r.Include, ResponsesLogprobsInclude) || r.TopLogprobs != nil && *r.TopLogprobs > 0 {
+		c.Logprobs = json.RawMessage("true")
+	}
+	if r.TopLogprobs != nil {
+		c.TopLogprobs = json.RawMessage(strconv.Itoa(*r.TopLogprobs))
 	}
 	c.User, c.ServiceTier, c.SafetyIdentifier, c.PromptCacheKey = r.User, r.ServiceTier, r.SafetyIdentifier, r.PromptCacheKey
 	if r.Reasoning != nil {
@@ -822,6 +835,9 @@ type ResponseOutputPart struct {
 	Text        string `json:"text"`
 	Annotations []any  `json:"annotations"`
 	Refusal     string `json:"refusal,omitempty"`
+	// Logprobs are an output_text part's tokens with their log probabilities, when the
+	// request asked for them (include message.output_text.logprobs); absent otherwise.
+	Logprobs []providers.TokenLogprob `json:"logprobs,omitempty"`
 }
 
 // urlCitations are the url_citation annotations of an answer's text for the web pages the
@@ -920,6 +936,9 @@ func (o *ResponseObject) Complete(resp *Response) {
 			item.Content = []ResponseOutputPart{{Type: "refusal", Refusal: resp.Refusal, Annotations: []any{}}}
 		} else {
 			item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: urlCitations(text, resp.Sources)}}
+			if resp.Logprobs != nil {
+				item.Content[0].Logprobs = resp.Logprobs.Content
+			}
 		}
 		o.Output = append(o.Output, item)
 	}

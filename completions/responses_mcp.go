@@ -594,7 +594,7 @@ func (run *mcpRun) answer(ctx context.Context, req *Request) (*Response, error) 
 			continue
 		default:
 			if c.Text != "" {
-				err = w.text(st.ResponseMessageID(), c.Text)
+				err = w.text(st.ResponseMessageID(), c.Text, c.Logprobs)
 			}
 		}
 		if err != nil {

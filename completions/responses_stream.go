@@ -20,11 +20,13 @@ type responsesEvent struct {
 	ItemID         string              `json:"item_id,omitempty"`
 	Item           *ResponseOutputItem `json:"item,omitempty"`
 	// Part is a *ResponseOutputPart, or a *ResponseSummaryPart in reasoning summary events.
-	Part      any     `json:"part,omitempty"`
-	Delta     *string `json:"delta,omitempty"`
-	Text      *string `json:"text,omitempty"`
-	Arguments *string `json:"arguments,omitempty"`
-	Input     *string `json:"input,omitempty"` // a custom tool call's
+	Part  any     `json:"part,omitempty"`
+	Delta *string `json:"delta,omitempty"`
+	// Logprobs are an output_text delta's tokens' log probabilities (when asked).
+	Logprobs  []providers.TokenLogprob `json:"logprobs,omitempty"`
+	Text      *string                  `json:"text,omitempty"`
+	Arguments *string                  `json:"arguments,omitempty"`
+	Input     *string                  `json:"input,omitempty"` // a custom tool call's
 	// AnnotationIndex and Annotation: response.output_text.annotation.added's.
 	AnnotationIndex *int   `json:"annotation_index,omitempty"`
 	Annotation      any    `json:"annotation,omitempty"`
@@ -56,6 +58,8 @@ type responsesWriter struct {
 type streamedItem struct {
 	open bool
 	buf  []byte
+	// logprobs are a message's tokens' log probabilities so far (when asked).
+	logprobs []providers.TokenLogprob
 	// A reasoning item's: whether its summary part was added, and its encrypted content.
 	summary   bool
 	encrypted string
@@ -129,7 +133,7 @@ func (w *responsesWriter) closeItem(i int) error {
 		}
 	} else if item.Type == "message" {
 		text := string(st.buf)
-		item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: []any{}}}
+		item.Content = []ResponseOutputPart{{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: st.logprobs}}
 		if w.sources != nil && text != "" {
 			item.Content[0].Annotations = urlCitations(text, w.sources())
 			for k, a := range item.Content[0].Annotations {
@@ -184,7 +188,7 @@ func (w *responsesWriter) closeAll() error {
 // text writes the events of a fragment of the answer msgID's text: the reasoning before it
 // closes, a message item opens (with its output_text part) when none is open, and the
 // fragment is an output_text delta.
-func (w *responsesWriter) text(msgID, text string) error {
+func (w *responsesWriter) text(msgID, text string, lp *providers.Logprobs) error {
 	if err := w.flushCalls(); err != nil { // the calls before the text are complete
 		return err
 	}
@@ -213,7 +217,12 @@ func (w *responsesWriter) text(msgID, text string) error {
 	it := &w.items[w.msg]
 	it.buf = append(it.buf, text...)
 	delta := text
-	return w.emit(responsesEvent{Type: "response.output_text.delta", ItemID: w.o.Output[w.msg].ID, OutputIndex: idxp(w.msg), ContentIndex: idxp(0), Delta: &delta})
+	ev := responsesEvent{Type: "response.output_text.delta", ItemID: w.o.Output[w.msg].ID, OutputIndex: idxp(w.msg), ContentIndex: idxp(0), Delta: &delta}
+	if lp != nil {
+		ev.Logprobs = lp.Content
+		it.logprobs = append(it.logprobs, lp.Content...)
+	}
+	return w.emit(ev)
 }
 
 // reasoning writes the events of the reasoning fragment d: its reasoning item opens (the
@@ -337,7 +346,7 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 			if c.Text == "" {
 				continue
 			}
-			if err := w.text(st.ResponseMessageID(), c.Text); err != nil {
+			if err := w.text(st.ResponseMessageID(), c.Text, c.Logprobs); err != nil {
 				return err
 			}
 		}

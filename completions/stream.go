@@ -65,9 +65,13 @@ type ResponseStream struct {
 	next           int                       // the next of deltas to return
 	calls          []toolCallBuild           // the tool calls so far, by index
 	refusal        strings.Builder           // the model's refusal, when it refuses
-	usage          *providers.Usage
-	finish         string
-	stopSeq        string // the stop sequence that ended the answer (see providers.Chunk)
+	// logprobs are the log probabilities read so far (Request.Logprobs); the first
+	// logprobsSent of their content tokens went out with text chunks.
+	logprobs     providers.Logprobs
+	logprobsSent int
+	usage        *providers.Usage
+	finish       string
+	stopSeq      string // the stop sequence that ended the answer (see providers.Chunk)
 	// fingerprint and tier are the last system_fingerprint and service_tier the answering
 	// attempt's upstream sent (an OpenAI-compatible one's chunks carry them); "" until it
 	// sent one.
@@ -112,10 +116,12 @@ type attemptStream struct {
 	deltas  []providers.ToolCallDelta // tool-call fragments of the first chunk
 	refusal string                    // refusal pieces read before the first fragment
 	sources []providers.Source        // web pages found before the first fragment
-	ended   bool
-	usage   *providers.Usage
-	finish  string
-	stopSeq string
+	// logprobs are the log probabilities read up to the first fragment, its own included.
+	logprobs providers.Logprobs
+	ended    bool
+	usage    *providers.Usage
+	finish   string
+	stopSeq  string
 	// fingerprint and tier: the system_fingerprint and service_tier read so far.
 	fingerprint, tier string
 	firstAt           time.Time
@@ -197,7 +203,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled, whole: won.whole,
 		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, stopSeq: won.stopSeq, firstAt: won.firstAt,
 		pendingThought: won.thought, thinking: won.thought != nil, sources: won.sources, pendingSources: len(won.sources),
-		fingerprint: won.fingerprint, tier: won.tier,
+		fingerprint: won.fingerprint, tier: won.tier, logprobs: won.logprobs,
 	}
 	st.refusal.WriteString(won.refusal)
 	st.parts = p.losers
@@ -271,6 +277,7 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 			a.tier = c.ServiceTier
 		}
 		a.refusal += c.Refusal
+		a.logprobs.Append(c.Logprobs)
 		a.sources = append(a.sources, c.Sources...) // the search before the answer
 		if c.Reasoning != nil && (p.hidesReasoning() || c.Reasoning.Started()) {
 			// Not a fragment of this answer (the caller shows no reasoning, or the model only
@@ -327,8 +334,19 @@ func (s *ResponseStream) ServiceTier() string { return s.tier }
 
 func (s *ResponseStream) chunk(frag string) *Chunk {
 	s.text.WriteString(frag)
-	return s.chunkFor(frag)
+	c := s.chunkFor(frag)
+	if n := len(s.logprobs.Content); n > s.logprobsSent {
+		// The tokens read since the last text chunk: this text's (and any that came alone).
+		c.Logprobs = &providers.Logprobs{Content: s.logprobs.Content[s.logprobsSent:n:n]}
+		s.logprobsSent = n
+	}
+	return c
 }
+
+// LogprobsSent is how many of the answer's content tokens' log probabilities went out
+// with text chunks (Chunk.Logprobs) so far; the final Response.Logprobs.Content holds
+// them and any after them.
+func (s *ResponseStream) LogprobsSent() int { return s.logprobsSent }
 
 // chunkFor is the event for the fragment frag.
 func (s *ResponseStream) chunkFor(frag string) *Chunk {
@@ -414,6 +432,9 @@ func (s *ResponseStream) recv() (*Chunk, error) {
 		}
 		if c.Refusal != "" {
 			s.refusal.WriteString(c.Refusal) // sent whole at the end (see WriteOpenAIStream)
+		}
+		if c.Logprobs != nil {
+			s.logprobs.Append(c.Logprobs)
 		}
 		if len(c.Sources) > 0 {
 			s.sources = append(s.sources, c.Sources...)
@@ -727,6 +748,7 @@ func (s *ResponseStream) complete() error {
 	resp.Sources = s.sources
 	resp.Refusal = s.refusal.String()
 	resp.SystemFingerprint, resp.ServiceTier = s.fingerprint, s.tier
+	resp.Logprobs = answerLogprobs(&s.p.preq, &s.logprobs)
 	resp.markEstimated(estimated)
 	if h := s.p.cache.hit; h != nil {
 		resp.UsageEstimated = h.answer.Estimated

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/invopop/jsonschema"
 	"github.com/switchyard-ai/switchyard/providers"
@@ -18,8 +19,9 @@ import (
 // autocomplete tools and older libraries still send. As LiteLLM does for chat models, the
 // prompt becomes one user message of a chat request (ToChatRequest): every model the
 // gateway serves answers it, with the chat surface's fallbacks, retries, budgets and
-// cache. Log probabilities, best_of above 1 and suffix (fill-in-the-middle) are refused
-// with a 400 naming the field.
+// cache. logprobs (0 to 5) asks the chat request for log probabilities with that many
+// alternatives, answered in the legacy shape (see OpenAITextLogprobs); best_of above 1 and
+// suffix (fill-in-the-middle) are refused with a 400 naming the field.
 type OpenAITextCompletionRequest struct {
 	Model string `json:"model" jsonschema:"required"`
 	// Prompt is a string, or an array of strings answered one by one (choices in prompt
@@ -36,10 +38,13 @@ type OpenAITextCompletionRequest struct {
 	Stop        OpenAIStop           `json:"stop,omitempty"`
 	// Echo puts the prompt before the answer in each choice's text.
 	Echo bool `json:"echo,omitempty"`
-	// Logprobs and BestOf are refused when they ask for anything (the gateway returns no log
-	// probabilities and makes one answer per choice).
-	Logprobs json.RawMessage `json:"logprobs,omitempty" jsonschema:"-"`
-	BestOf   *int            `json:"best_of,omitempty" jsonschema:"-"`
+	// Logprobs asks for the log probability of each token of the answer and of that many
+	// likeliest alternatives at each position (0 to 5; null for none): each choice's
+	// logprobs (see OpenAITextLogprobs). Only models that give them are tried, as on chat
+	// completions.
+	Logprobs *int `json:"logprobs,omitempty" jsonschema:"minimum=0,maximum=5,description=Return the log probability of each token of the answer with that many likeliest alternatives (0 to 5)"`
+	// BestOf is refused above 1 (the gateway makes one answer per choice).
+	BestOf *int `json:"best_of,omitempty" jsonschema:"-"`
 	// OpenAIOptions are seed, frequency_penalty, presence_penalty, logit_bias and user, as on
 	// chat completions.
 	providers.OpenAIOptions
@@ -109,8 +114,8 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		return nil, invalid("suffix", "is not supported: chat models do not fill in the middle")
 	case r.MaxTokens != nil && *r.MaxTokens < 0:
 		return nil, invalid("max_tokens", "must not be negative, got %d", *r.MaxTokens)
-	case present(r.Logprobs):
-		return nil, invalid("logprobs", "is not supported: the gateway returns no log probabilities")
+	case r.Logprobs != nil && (*r.Logprobs < 0 || *r.Logprobs > MaxTextLogprobs):
+		return nil, invalid("logprobs", "must be between 0 and %d, got %d", MaxTextLogprobs, *r.Logprobs)
 	case r.BestOf != nil && *r.BestOf > 1:
 		return nil, invalid("best_of", "is not supported above 1; ask for n choices instead")
 	}
@@ -134,6 +139,9 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 			c.MaxTokens = nil
 		}
 		c.OpenAIOptions = r.OpenAIOptions
+		if r.Logprobs != nil {
+			c.Logprobs, c.TopLogprobs = json.RawMessage("true"), json.RawMessage(strconv.Itoa(*r.Logprobs))
+		}
 		out[i] = c
 	}
 	return out, nil
@@ -152,12 +160,13 @@ type OpenAITextCompletion struct {
 	Switchyard *OpenAIExtension `json:"switchyard,omitempty"`
 }
 
-// OpenAITextChoice is one choice of a text_completion; Logprobs is always null.
+// OpenAITextChoice is one choice of a text_completion; Logprobs is null unless the
+// request asked for them (logprobs).
 type OpenAITextChoice struct {
-	Text         string          `json:"text"`
-	Index        int             `json:"index"`
-	Logprobs     json.RawMessage `json:"logprobs" jsonschema:"type=null"`
-	FinishReason string          `json:"finish_reason"`
+	Text         string              `json:"text"`
+	Index        int                 `json:"index"`
+	Logprobs     *OpenAITextLogprobs `json:"logprobs"`
+	FinishReason string              `json:"finish_reason"`
 }
 
 // NewOpenAITextCompletion renders the answers of a legacy completion request: answers[i]
@@ -180,10 +189,16 @@ func NewOpenAITextCompletion(req *OpenAITextCompletionRequest, answers [][]*Resp
 	for p, a := range answers {
 		for j, r := range a {
 			text := r.Text()
+			offset := 0
 			if req.Echo {
 				text = req.Prompt[p] + text
+				offset = utf8.RuneCountInString(req.Prompt[p])
 			}
-			out.Choices = append(out.Choices, OpenAITextChoice{Text: text, Index: p*n + j, Logprobs: json.RawMessage("null"), FinishReason: finishReason(r.FinishReason)})
+			var lp *OpenAITextLogprobs
+			if r.Logprobs != nil {
+				lp, _ = textLogprobs(r.Logprobs.Content, offset)
+			}
+			out.Choices = append(out.Choices, OpenAITextChoice{Text: text, Index: p*n + j, Logprobs: lp, FinishReason: finishReason(r.FinishReason)})
 		}
 	}
 	return out
@@ -203,7 +218,7 @@ func WriteOpenAITextFiltered(w http.ResponseWriter, req *OpenAITextCompletionReq
 	sse := NewSSEWriter(w)
 	fr := tc.Choices[0].FinishReason
 	ck := openAITextChunk{ID: tc.ID, Object: tc.Object, Created: tc.Created, Model: tc.Model,
-		Choices: []openAITextChoice{{Logprobs: json.RawMessage("null"), FinishReason: &fr}}}
+		Choices: []openAITextChoice{{FinishReason: &fr}}}
 	if err := sse.Buffer("", ck); err != nil {
 		return
 	}
@@ -227,10 +242,10 @@ type openAITextChunk struct {
 }
 
 type openAITextChoice struct {
-	Text         string          `json:"text"`
-	Index        int             `json:"index"`
-	Logprobs     json.RawMessage `json:"logprobs"`
-	FinishReason *string         `json:"finish_reason"`
+	Text         string              `json:"text"`
+	Index        int                 `json:"index"`
+	Logprobs     *OpenAITextLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
 }
 
 // WriteOpenAITextStreamN sends the n choices of m (Gateway.StreamN) of req's one prompt to
@@ -246,17 +261,18 @@ func WriteOpenAITextStreamN(w http.ResponseWriter, m *MultiStream, req *OpenAITe
 	sse := NewSSEWriter(w)
 	m.NotifyWait(func() { _ = sse.Flush() })
 	first := m.stream(m.Choices()[0])
-	null := json.RawMessage("null")
 	index := make(map[int]int, len(m.Choices()))
 	model := make(map[int]string, len(m.Choices()))
+	offset := make(map[int]int, len(m.Choices())) // characters of each choice's text so far
 	chunk := func(i int, text string, finish *string) openAITextChunk {
 		return openAITextChunk{ID: "cmpl-" + first.ResponseMessageID(), Object: "text_completion", Created: first.Created().Unix(),
-			Model: model[i], Choices: []openAITextChoice{{Text: text, Index: index[i], Logprobs: null, FinishReason: finish}}}
+			Model: model[i], Choices: []openAITextChoice{{Text: text, Index: index[i], FinishReason: finish}}}
 	}
 	for pos, i := range m.Choices() {
 		st := m.stream(i)
 		index[i], model[i] = pos, st.Provider()+"/"+st.Model()
 		if req.Echo {
+			offset[i] = utf8.RuneCountInString(req.Prompt[0])
 			if err := sse.Buffer("", chunk(i, req.Prompt[0], nil)); err != nil {
 				return err
 			}
@@ -292,7 +308,12 @@ func WriteOpenAITextStreamN(w http.ResponseWriter, m *MultiStream, req *OpenAITe
 			if c.Model != "" {
 				model[ev.Choice] = c.Provider + "/" + c.Model // a fallback continued the stream
 			}
-			err = sse.Buffer("", chunk(ev.Choice, c.Text, nil))
+			ck := chunk(ev.Choice, c.Text, nil)
+			if c.Logprobs != nil {
+				ck.Choices[0].Logprobs, _ = textLogprobs(c.Logprobs.Content, offset[ev.Choice])
+			}
+			offset[ev.Choice] += utf8.RuneCountInString(c.Text)
+			err = sse.Buffer("", ck)
 		}
 		if err != nil {
 			return err
@@ -308,12 +329,13 @@ func WriteOpenAITextStream(w http.ResponseWriter, st *ResponseStream, req *OpenA
 	defer st.Close()
 	sse := NewSSEWriter(w)
 	afterFragment := relay(st, sse)
-	null := json.RawMessage("null")
 	chunk := func(text string, finish *string) openAITextChunk {
 		return openAITextChunk{ID: "cmpl-" + st.ResponseMessageID(), Object: "text_completion", Created: st.Created().Unix(),
-			Model: st.Provider() + "/" + st.Model(), Choices: []openAITextChoice{{Text: text, Logprobs: null, FinishReason: finish}}}
+			Model: st.Provider() + "/" + st.Model(), Choices: []openAITextChoice{{Text: text, FinishReason: finish}}}
 	}
+	offset := 0 // characters of the choice's text so far (text_offset)
 	if req.Echo {
+		offset = utf8.RuneCountInString(req.Prompt[0])
 		if err := sse.Buffer("", chunk(req.Prompt[0], nil)); err != nil {
 			return err
 		}
@@ -343,7 +365,12 @@ func WriteOpenAITextStream(w http.ResponseWriter, st *ResponseStream, req *OpenA
 		if c.Type != EventText || c.Text == "" {
 			continue
 		}
-		if err := sse.Buffer("", chunk(c.Text, nil)); err != nil {
+		ck := chunk(c.Text, nil)
+		if c.Logprobs != nil {
+			ck.Choices[0].Logprobs, _ = textLogprobs(c.Logprobs.Content, offset)
+		}
+		offset += utf8.RuneCountInString(c.Text)
+		if err := sse.Buffer("", ck); err != nil {
 			return err
 		}
 		if err := afterFragment(); err != nil {

@@ -193,7 +193,7 @@ func schemaErrorText(err error) string {
 }
 
 // checkProviders asks each model's adapter whether it can map the request's tools, stop sequences,
-// response format, images and files (see providers.RequestChecker). A model that cannot is
+// response format, log probabilities, images and files (see providers.RequestChecker). A model that cannot is
 // marked unfit — skipped when its turn comes, recorded in the attempts — while another can
 // (a model group's member, a fallback); when none can, the first objection is the answer:
 // a validation error naming the field, before any upstream call.
@@ -215,12 +215,12 @@ func checkProviders(req *Request, targets ...[]target) error {
 			}
 		}
 	}
-	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && media == nil && len(req.Stop) == 0 && !req.codeExecution && !req.urlContext {
+	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && media == nil && len(req.Stop) == 0 && !req.codeExecution && !req.urlContext && !req.Logprobs {
 		return nil
 	}
 	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		ResponseFormat: req.ResponseFormat, Search: req.Search, Messages: media, Stop: req.Stop, Thinking: req.Thinking,
-		CodeExecution: req.codeExecution, URLContext: req.urlContext}
+		CodeExecution: req.codeExecution, URLContext: req.urlContext, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs}
 	var refusal error
 	fit := 0
 	for _, ts := range targets {

@@ -134,6 +134,15 @@ type Request struct {
 	// unasked (DeepSeek's) is left out of the answer, except on the chat completions surface
 	// (reasoning_content, as DeepSeek and LiteLLM return it).
 	Thinking *providers.Thinking `json:"-"`
+	// Logprobs asks for the log probability of each token of the answer (Response.Logprobs,
+	// streamed in Chunk.Logprobs), and TopLogprobs (0 to providers.MaxTopLogprobs, with
+	// Logprobs only) for that many likeliest alternatives at each position: OpenAI's
+	// logprobs and top_logprobs, from the OpenAI-compatible surfaces and library callers.
+	// Only models whose adapter gives them are tried (see providers.LogprobsSupporter);
+	// with none, the request is a validation error naming logprobs. A stream asking for
+	// them is not continued by another model when it breaks (see Continuation).
+	Logprobs    bool `json:"-"`
+	TopLogprobs int  `json:"-"`
 	// MockResponse, when set, answers the request with this text without calling any
 	// model (LiteLLM's mock_response, for tests): the request is still checked as any other
 	// (the key's models, its budget, the pre_call guardrails), the answer comes as the model
@@ -416,6 +425,11 @@ type Response struct {
 	// ModelGroup is the model group the request named (Options.ModelGroups), when it named
 	// one; Provider and Model say which of its models answered.
 	ModelGroup string `json:"modelGroup,omitempty"`
+	// Logprobs are the log probabilities of the answer's tokens (its text's and its
+	// refusal's) when the request asked for them (Request.Logprobs): never nil then, empty
+	// when the upstream gave none; nil when it did not ask. For the OpenAI-compatible
+	// surfaces; the native API does not return them.
+	Logprobs *providers.Logprobs `json:"-"`
 	// ConversationNotSaved is set when the answer was generated (and billed) but the store
 	// could not save the turn (a full disk, a database down): the answer is still returned,
 	// and this says the turn is not part of the conversation. ConversationID is then the
@@ -470,6 +484,11 @@ type Chunk struct {
 	Reasoning *providers.ReasoningDelta `json:"-"`
 	// Search is the web pages of an EventSources chunk (nil on the others, as Reasoning).
 	Search *SearchResults `json:"-"`
+	// Logprobs are the log probabilities of an EventText chunk's tokens when the request
+	// asked for them (Request.Logprobs) and the upstream gave them with this text; nil
+	// otherwise. Tokens that came without text (a refusal's, a last event's) are in the
+	// final Response.Logprobs.
+	Logprobs *providers.Logprobs `json:"-"`
 }
 
 // SearchResults are web pages a provider's own search found (an EventSources chunk).

@@ -224,6 +224,12 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	if err := checkOpenAIOptions(&req.OpenAIOptions); err != nil { // as a library caller sets them
 		return nil, nil, err
 	}
+	if req.TopLogprobs < 0 || req.TopLogprobs > providers.MaxTopLogprobs {
+		return nil, nil, invalid("top_logprobs", "must be between 0 and %d, got %d", providers.MaxTopLogprobs, req.TopLogprobs)
+	}
+	if req.TopLogprobs > 0 && !req.Logprobs {
+		return nil, nil, invalid("top_logprobs", "needs logprobs: true")
+	}
 	if err := checkProviders(req, primary, fallback); err != nil {
 		return nil, nil, err
 	}

@@ -230,6 +230,10 @@ type geminiGenerationConfig struct {
 	FrequencyPenalty *float64       `json:"frequencyPenalty,omitempty"`
 	// ThinkingConfig is set only for models that think (see geminiThinking).
 	ThinkingConfig *geminiThinkingConfig `json:"thinkingConfig,omitempty"`
+	// ResponseLogprobs and Logprobs ask for the answer's log probabilities and that many
+	// top candidates per step (Request.Logprobs, Request.TopLogprobs).
+	ResponseLogprobs bool `json:"responseLogprobs,omitempty"`
+	Logprobs         *int `json:"logprobs,omitempty"`
 }
 
 // geminiThinkingConfig asks a thinking model for its thought summaries (includeThoughts)
@@ -403,6 +407,16 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 			MaxOutputTokens: req.MaxTokens, StopSequences: req.Stop,
 			Seed: req.Seed, PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty}
 	}
+	if req.Logprobs {
+		if b.GenerationConfig == nil {
+			b.GenerationConfig = &geminiGenerationConfig{}
+		}
+		b.GenerationConfig.ResponseLogprobs = true
+		if req.TopLogprobs > 0 {
+			top := req.TopLogprobs
+			b.GenerationConfig.Logprobs = &top
+		}
+	}
 	if tc := geminiThinking(req.Model, req.Thinking, req.MaxTokens); tc != nil {
 		if b.GenerationConfig == nil {
 			b.GenerationConfig = &geminiGenerationConfig{}
@@ -506,6 +520,9 @@ func functionResponse(content string) json.RawMessage {
 // Check refuses tool parameter and response schemas that Gemini's OpenAPI-subset schema
 // dialect cannot express, naming the keyword, and image URLs whose type it cannot tell.
 func (g *Gemini) Check(model string, req *Request) error {
+	if err := checkLogprobs(g, model, req); err != nil {
+		return err
+	}
 	if len(req.Stop) > geminiMaxStop {
 		return &UnsupportedError{Provider: g.Name(), Field: "stop", Reason: fmt.Sprintf("Gemini takes at most %d stop sequences", geminiMaxStop)}
 	}
@@ -515,6 +532,10 @@ func (g *Gemini) Check(model string, req *Request) error {
 	_, err := g.body(req)
 	return err
 }
+
+// SupportsLogprobs implements LogprobsSupporter: Gemini returns log probabilities
+// (generationConfig.responseLogprobs) for every model it serves.
+func (g *Gemini) SupportsLogprobs(model string, req *Request) (bool, string) { return true, "" }
 
 // geminiMaxStop is the most stop sequences Gemini's generationConfig.stopSequences takes.
 const geminiMaxStop = 5
@@ -677,6 +698,8 @@ type geminiResponse struct {
 		FinishReason string         `json:"finishReason"`
 		// URLContextMetadata is what the URL context tool read, kept as Gemini sent it.
 		URLContextMetadata json.RawMessage `json:"urlContextMetadata"`
+		// LogprobsResult is the answer's log probabilities (Request.Logprobs).
+		LogprobsResult *geminiLogprobsResult `json:"logprobsResult"`
 		// GroundingMetadata says what Google Search the answer was grounded on.
 		GroundingMetadata *struct {
 			WebSearchQueries []string `json:"webSearchQueries"`
@@ -888,6 +911,7 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion, Reasoning: r.reasoning(), Sources: r.sources(nil)}
 	resp.ToolCalls = r.calls(nil, 0, callNonce())
 	resp.CodeExecution = r.codeExecution()
+	resp.Logprobs = r.Candidates[0].LogprobsResult.logprobs()
 	if m := r.Candidates[0].URLContextMetadata; len(m) > 0 && string(m) != "null" {
 		resp.URLContextMetadata = m
 	}
@@ -1031,6 +1055,9 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		}
 		s.queueThoughts(&r)
 		out := Chunk{Text: r.text()}
+		if len(r.Candidates) > 0 {
+			out.Logprobs = r.Candidates[0].LogprobsResult.logprobs()
+		}
 		// A streamed function call arrives whole: one fragment carries id, name and arguments.
 		s.calls = r.calls(s.calls[:0], s.ncalls, s.nonce)
 		if len(s.calls) > 0 {

@@ -273,6 +273,9 @@ type openAIRequest struct {
 	AddGenerationPrompt  *bool `json:"add_generation_prompt,omitempty"`
 	// Reasoning is OpenRouter's reasoning object (Request.Thinking there).
 	Reasoning *openRouterReasoning `json:"reasoning,omitempty"`
+	// Logprobs and TopLogprobs ask for the answer's log probabilities (Request.Logprobs).
+	Logprobs    bool `json:"logprobs,omitempty"`
+	TopLogprobs *int `json:"top_logprobs,omitempty"`
 	OpenAIOptions
 }
 
@@ -383,6 +386,13 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 		b.Messages = append(b.Messages, m)
 	}
 	openAITools(&b, req)
+	if req.Logprobs {
+		b.Logprobs = true
+		if req.TopLogprobs > 0 {
+			top := req.TopLogprobs
+			b.TopLogprobs = &top
+		}
+	}
 	if req.Search {
 		b.WebSearchOptions = &openAIWebSearchOptions{}
 		if o := req.SearchOptions; o != nil {
@@ -519,6 +529,9 @@ func (o *OpenAI) start(ctx context.Context, req *Request, stream bool) (*call, e
 // a file given by URL is refused, naming the part; a request that goes to the Responses API
 // (see ResponsesMode) may not have stop sequences; a search may not exclude domains.
 func (o *OpenAI) Check(model string, req *Request) error {
+	if err := checkLogprobs(o, model, req); err != nil {
+		return err
+	}
 	if o.ownAPI && len(req.Stop) > openAIMaxStop {
 		return &UnsupportedError{Provider: o.Name(), Field: "stop", Reason: fmt.Sprintf("OpenAI takes at most %d stop sequences", openAIMaxStop)}
 	}
@@ -543,6 +556,20 @@ func (o *OpenAI) Check(model string, req *Request) error {
 		}
 	}
 	return nil
+}
+
+// SupportsLogprobs implements LogprobsSupporter: OpenAI-format chat completions return
+// log probabilities (choices[].logprobs), except from OpenAI's (and Azure's) reasoning
+// models, which refuse them, and on the Responses API, which this adapter calls for some
+// requests (see ResponsesMode) and reads none from.
+func (o *OpenAI) SupportsLogprobs(model string, req *Request) (bool, string) {
+	if (o.ownAPI || o.azure != nil) && openAIRefusesLogprobs(o.family(model)) {
+		return false, "OpenAI's reasoning models return no log probabilities"
+	}
+	if o.useResponses(req) {
+		return false, "this request goes to OpenAI's Responses API (web search or reasoning shown or a model only it serves), whose log probabilities the gateway does not read"
+	}
+	return true, ""
 }
 
 // openAIErrorBody is {"error": {"message", "type", "code", "param"}}; some compatible
@@ -607,7 +634,8 @@ type openAIResponse struct {
 	SystemFingerprint json.RawMessage `json:"system_fingerprint"`
 	ServiceTier       json.RawMessage `json:"service_tier"`
 	Choices           []struct {
-		FinishReason string `json:"finish_reason"`
+		FinishReason string          `json:"finish_reason"`
+		Logprobs     json.RawMessage `json:"logprobs"`
 		Message      struct {
 			Content   *string          `json:"content"`
 			Refusal   *string          `json:"refusal"`
@@ -693,6 +721,11 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	resp.Reasoning = openAIReasoning(ch.Message.ReasoningContent, ch.Message.Reasoning)
 	resp.Sources = openAIChatSources(ch.Message.Annotations, nil)
+	if req.Logprobs {
+		if resp.Logprobs, err = decodeOpenAILogprobs(ch.Logprobs); err != nil {
+			return nil, c.malformedBody(raw, int64(len(raw)), err, "choices[0].logprobs")
+		}
+	}
 	if r.Usage != nil {
 		resp.Usage = r.Usage.usage()
 	}

@@ -15,7 +15,7 @@ import (
 // relayed fragment: the gateway's hottest loop. jsontext checks that the event is one valid
 // JSON value (its fast scanner, without building tokens); then a walk over the checked bytes
 // keeps only what a Chunk needs — choices[].delta.content, .refusal and .tool_calls,
-// choices[].finish_reason, usage, and whether an error member is present — skipping the
+// choices[].finish_reason and .logprobs (when not null), usage, and whether an error member is present — skipping the
 // rest without reflection or allocation, and reusing its buffers from one event to the next.
 // The reasoning of compatible servers (delta.reasoning_content, else delta.reasoning) is
 // kept beside the Chunk, in reasoning, for the stream to relay as a chunk of its own; an
@@ -130,11 +130,13 @@ type choice struct {
 	calls                    int // d.deltas[calls:] are this choice's tool calls
 	// reasoningContent and reasoning are delta.reasoning_content and delta.reasoning.
 	reasoningContent, reasoning string
+	// logprobs is the choice's logprobs when not null (Request.Logprobs).
+	logprobs *Logprobs
 }
 
 func (d *openAIChunkDecoder) choices(out *Chunk) error {
 	// A repeated "choices" replaces the earlier one.
-	out.Text, out.Refusal, out.FinishReason = "", "", ""
+	out.Text, out.Refusal, out.FinishReason, out.Logprobs = "", "", "", nil
 	d.reasoning = ""
 	d.deltas = d.deltas[:0]
 	d.shape.choices++
@@ -174,6 +176,15 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 				err = d.delta(&ch)
 			case nameIs(name, "finish_reason"):
 				ch.finish, _, err = d.str()
+			case nameIs(name, "logprobs"):
+				// null in every event of a stream that did not ask for them: skipped as
+				// cheaply as any other member, and the event may still be a template.
+				if v := d.value(); v[0] != 'n' {
+					ch.logprobs, err = decodeOpenAILogprobs(v)
+					d.shape.odd = true // the template has no slot for them
+				} else {
+					ch.logprobs = nil
+				}
 			default:
 				d.value()
 			}
@@ -183,6 +194,13 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 		}
 		out.Text += ch.content
 		out.Refusal += ch.refusal
+		if ch.logprobs != nil {
+			if out.Logprobs == nil {
+				out.Logprobs = ch.logprobs
+			} else {
+				out.Logprobs.Append(ch.logprobs)
+			}
+		}
 		out.Sources = d.sources
 		if ch.reasoningContent != "" {
 			d.reasoning += ch.reasoningContent

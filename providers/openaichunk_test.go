@@ -28,7 +28,8 @@ type referenceChunk struct {
 				} `json:"function"`
 			} `json:"tool_calls"`
 		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
+		FinishReason *string         `json:"finish_reason"`
+		Logprobs     json.RawMessage `json:"logprobs"`
 	} `json:"choices"`
 	Usage             *openAIUsage    `json:"usage"`
 	Error             json.RawMessage `json:"error"`
@@ -53,6 +54,15 @@ func referenceDecode(data []byte) (out Chunk, errorBody bool, err error) {
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			out.FinishReason = *ch.FinishReason
+		}
+		lp, err := decodeOpenAILogprobs(ch.Logprobs)
+		if err != nil {
+			return Chunk{}, false, err
+		}
+		if lp != nil && out.Logprobs == nil {
+			out.Logprobs = lp
+		} else if lp != nil {
+			out.Logprobs.Append(lp)
 		}
 	}
 	if ck.Usage != nil {
@@ -92,7 +102,12 @@ func chunkCorpus(t testing.TB) [][]byte {
 		`{"service_tier":{"tier":"x"},"system_fingerprint":7,"choices":[{"delta":{"content":"odd fp"}}]}`,
 		`{"system_fingerprint":"fp_\u0078","System-Fingerprint":"fp_y","SERVICE_TIER":"flex","service_tier":null,"choices":[]}`,
 		`{"system_fingerprint":"fp_a","system_fingerprint":"fp_\u00e9","service_tier":"bad \ud800","choices":[]}`,
-		"{\"system_fingerprint\":\"fp \xff\",\"choices\":[]}", `{"choices":[{"delta":{"toolcalls":[{"index":2}],"content":"\u212a"}}]}`,
+		"{\"system_fingerprint\":\"fp \xff\",\"choices\":[]}",
+		`{"choices":[{"index":0,"delta":{"content":"Hi"},"logprobs":{"content":[{"token":"Hi","logprob":-0.1,"bytes":[72,105],"top_logprobs":[{"token":"Hi","logprob":-0.1,"bytes":[72,105]},{"token":"Hello","logprob":-2.5,"bytes":null}]}],"refusal":null},"finish_reason":null}]}`,
+		`{"choices":[{"delta":{"content":"a"},"logprobs":{"content":[{"token":"a","logprob":-1,"bytes":null,"top_logprobs":null}]}},{"delta":{"refusal":"b"},"logprobs":{"refusal":[{"token":"b","logprob":-2}]}}]}`,
+		`{"choices":[{"delta":{"content":"x"},"logprobs":{}}]}`, `{"choices":[{"delta":{"content":"x"},"logprobs":{"content":null}}]}`,
+		`{"choices":[{"delta":{"content":"x"},"logprobs":1}]}`, `{"choices":[{"delta":{"content":"x"},"logprobs":{"content":[{"token":1}]}}]}`,
+		`{"choices":[{"delta":{"content":"x"},"logprobs":{"content":[{"token":"x","logprob":-1}]},"logprobs":null}]}`, `{"choices":[{"delta":{"toolcalls":[{"index":2}],"content":"\u212a"}}]}`,
 	} {
 		out = append(out, []byte(c))
 	}

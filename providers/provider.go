@@ -115,6 +115,14 @@ type Request struct {
 	// adapters whose Prefiller.SupportsPrefill is true; others fail with KindBadRequest.
 	// Trailing whitespace is dropped from it (Anthropic refuses a prefill ending in one).
 	AssistantPrefix string
+
+	// Logprobs asks for the log probability of each token of the answer
+	// (Response.Logprobs, Chunk.Logprobs), and TopLogprobs for that many of the likeliest
+	// tokens at each position too (0 to MaxTopLogprobs). Only adapters that implement
+	// LogprobsSupporter give them (the OpenAI format but OpenAI's reasoning models, Gemini
+	// and Vertex AI's Gemini models); Check refuses the others, naming "logprobs".
+	Logprobs    bool `json:",omitempty"`
+	TopLogprobs int  `json:",omitempty"`
 }
 
 // OpenAIOptions are request options the OpenAI API defines beyond the basics; the zero value
@@ -197,6 +205,9 @@ type Response struct {
 	// SystemFingerprint and ServiceTier are an OpenAI-compatible upstream's
 	// system_fingerprint and service_tier, when it sent them as strings; "" otherwise.
 	SystemFingerprint, ServiceTier string
+	// Logprobs are the log probabilities of the answer's tokens, when Request.Logprobs
+	// asked for them and the upstream gave them; nil otherwise.
+	Logprobs *Logprobs
 }
 
 // CodeExecutionPart is an executableCode part (Language and Code) or a codeExecutionResult
@@ -235,6 +246,9 @@ type Chunk struct {
 	// OpenAI-compatible upstream's chunk, when it sent them as strings; "" otherwise (and
 	// from every other provider).
 	SystemFingerprint, ServiceTier string
+	// Logprobs are the log probabilities of the tokens of this chunk's Text and Refusal,
+	// when Request.Logprobs asked for them; nil otherwise.
+	Logprobs *Logprobs
 }
 
 // Source is a web page a provider's own web search found for an answer.

@@ -134,8 +134,8 @@ type BuiltinToolSupporter interface {
 	SupportsBuiltinTools(model string) bool
 }
 
-// Check returns p's objection to req for model (see RequestChecker and
-// BuiltinToolSupporter), or nil.
+// Check returns p's objection to req for model (see RequestChecker,
+// BuiltinToolSupporter and LogprobsSupporter), or nil.
 func Check(p Provider, model string, req *Request) error {
 	if req.CodeExecution || req.URLContext {
 		if b, ok := p.(BuiltinToolSupporter); !ok || !b.SupportsBuiltinTools(model) {
@@ -145,6 +145,9 @@ func Check(p Provider, model string, req *Request) error {
 			}
 			return &UnsupportedError{Provider: p.Name(), Field: field, Reason: "only Gemini models run Google's code execution and URL context tools"}
 		}
+	}
+	if err := checkLogprobs(p, model, req); err != nil {
+		return err
 	}
 	if rc, ok := p.(RequestChecker); ok {
 		return rc.Check(model, req)

@@ -160,6 +160,9 @@ func (v *Vertex) BaseURL() string { return v.baseURL }
 // else Gemini's, and a model Vertex AI serves through another partner's API (Llama,
 // Mistral, …) refused.
 func (v *Vertex) Check(model string, req *Request) error {
+	if err := checkLogprobs(v, model, req); err != nil {
+		return err
+	}
 	if a := v.claudeModel(model); a != nil {
 		return a.Check(model, req)
 	}
@@ -167,6 +170,15 @@ func (v *Vertex) Check(model string, req *Request) error {
 		return err
 	}
 	return v.Gemini.Check(model, req)
+}
+
+// SupportsLogprobs implements LogprobsSupporter: Vertex AI's Gemini models return log
+// probabilities, its Claude models (Anthropic's API) none.
+func (v *Vertex) SupportsLogprobs(model string, req *Request) (bool, string) {
+	if v.claudeModel(model) != nil {
+		return false, "Claude models (Anthropic's API on Vertex AI) return no log probabilities"
+	}
+	return true, ""
 }
 
 // vertexModel refuses the partner models of Vertex AI other than Claude, which are not

@@ -80,7 +80,7 @@ func TestLegacyTextCompletions(t *testing.T) {
 
 	for body, param := range map[string]string{
 		`{"model":"up/ok","prompt":"x","suffix":"}"}`:        "suffix",
-		`{"model":"up/ok","prompt":"x","logprobs":3}`:        "logprobs",
+		`{"model":"up/ok","prompt":"x","logprobs":6}`:        "logprobs",
 		`{"model":"up/ok","prompt":"x","best_of":3}`:         "best_of",
 		`{"model":"up/ok","prompt":""}`:                      "prompt",
 		`{"model":"up/ok","prompt":[1,2,3]}`:                 "prompt",
