@@ -25,7 +25,7 @@ func answerLogprobs(preq *providers.Request, got *providers.Logprobs) *providers
 // the answer's tokens (Content) and of its refusal's (Refusal; null when it has none).
 type OpenAILogprobs struct {
 	Content []providers.TokenLogprob `json:"content" jsonschema:"description=The log probability of each token of the answer's text with the likeliest alternatives (top_logprobs) at its position"`
-	Refusal []providers.TokenLogprob `json:"refusal" jsonschema:"description=The log probability of each token of the model's refusal; null without one"`
+	Refusal []providers.TokenLogprob `json:"refusal" jsonschema:"nullable,description=The log probability of each token of the model's refusal; null without one"`
 }
 
 // openAILogprobs is a chat choice's logprobs for an answer's lp (Response.Logprobs): nil

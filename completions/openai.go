@@ -651,7 +651,7 @@ type OpenAIChatCompletion struct {
 type OpenAIChoice struct {
 	Index        int                   `json:"index"`
 	Message      OpenAIResponseMessage `json:"message"`
-	Logprobs     *OpenAILogprobs       `json:"logprobs"`
+	Logprobs     *OpenAILogprobs       `json:"logprobs" jsonschema:"nullable"`
 	FinishReason string                `json:"finish_reason"`
 }
 
@@ -831,7 +831,7 @@ type OpenAIStreamExtension struct {
 type OpenAIChunkChoice struct {
 	Index        int             `json:"index"`
 	Delta        OpenAIDelta     `json:"delta"`
-	Logprobs     *OpenAILogprobs `json:"logprobs"`
+	Logprobs     *OpenAILogprobs `json:"logprobs" jsonschema:"nullable"`
 	FinishReason *string         `json:"finish_reason"`
 }
 

@@ -165,7 +165,7 @@ type OpenAITextCompletion struct {
 type OpenAITextChoice struct {
 	Text         string              `json:"text"`
 	Index        int                 `json:"index"`
-	Logprobs     *OpenAITextLogprobs `json:"logprobs"`
+	Logprobs     *OpenAITextLogprobs `json:"logprobs" jsonschema:"nullable"`
 	FinishReason string              `json:"finish_reason"`
 }
 

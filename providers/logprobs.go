@@ -12,7 +12,7 @@ const MaxTopLogprobs = 20
 type TokenLogprob struct {
 	Token       string       `json:"token"`
 	Logprob     float64      `json:"logprob"`
-	Bytes       []int        `json:"bytes"`
+	Bytes       []int        `json:"bytes" jsonschema:"nullable"`
 	TopLogprobs []TopLogprob `json:"top_logprobs"`
 }
 
@@ -20,7 +20,7 @@ type TokenLogprob struct {
 type TopLogprob struct {
 	Token   string  `json:"token"`
 	Logprob float64 `json:"logprob"`
-	Bytes   []int   `json:"bytes"`
+	Bytes   []int   `json:"bytes" jsonschema:"nullable"`
 }
 
 // Logprobs are the log probabilities of an answer's tokens: of its text (Content) and of
