@@ -170,7 +170,12 @@ func TestKindFallbacks(t *testing.T) {
 				name += " (streamed)"
 			}
 			t.Run(name, func(t *testing.T) {
-				g, up, _ := faultGatewayWith(t, func(o *Options) { o.ModelGroups = c.groups })
+				g, up, _ := faultGatewayWith(t, func(o *Options) {
+					o.ModelGroups = c.groups
+					// No case waits on a silent model: bounds far above a loaded machine's
+					// answer time (the fault gateway's 150 ms cut a 429 once in CI, ci-38a).
+					o.AttemptTimeout, o.FirstTokenTimeout, o.StreamIdleTimeout = 5*time.Second, 5*time.Second, 5*time.Second
+				})
 				for m, b := range c.script {
 					up.on(m, b)
 				}
