@@ -35,8 +35,8 @@ func streamsTranscription(targets []target) bool {
 // (TranscriptionStream.Whole), as OpenAI answers whisper-1 with stream on. The model is
 // retried, and a group's other members tried, under Transcribe's rules until its first
 // event; a failure after it ends the stream (Next returns it). The returned stream must be
-// closed: Close bills the call — the done event's usage, else the audio's length as
-// measured here, marked estimated — and records it (operation "transcription"). A
+// closed: Close bills the call — the done event's usage, else the audio sent as
+// estimatedAudio estimates it, marked estimated — and records it (operation "transcription"). A
 // translation cannot stream (a *ValidationError naming stream). Errors as Transcribe's.
 func (g *Gateway) TranscribeStream(ctx context.Context, scope Scope, req *TranscriptionRequest) (*TranscriptionStream, error) {
 	if g.breakers == nil {
@@ -196,7 +196,7 @@ func (s *TranscriptionStream) Next() ([]byte, error) {
 // Close ends the request: the upstream call is released, the call billed to the scope's
 // budget and recorded, and the observer told how it ended (ok when the events were read
 // to their end). A stream whose done event reported no usage (cut, or left early) is
-// billed the audio's length as measured here, marked estimated. It is safe to call more
+// billed the audio sent (estimatedAudio: its length and audio tokens), marked estimated. It is safe to call more
 // than once; a stream of a request answered by Transcribe (Whole without a call here)
 // was billed by it.
 func (s *TranscriptionStream) Close() error {
@@ -211,7 +211,10 @@ func (s *TranscriptionStream) Close() error {
 		now := g.opts.Now()
 		estimated := false
 		if s.usage.Seconds == 0 && s.usage.InputTokens+s.usage.OutputTokens == 0 {
-			s.usage.Seconds = audioSeconds(s.file, "json", nil)
+			// Cut or left before the done event: the audio sent, as an over-cap answer's
+			// is estimated (its length, and the audio tokens of that length the
+			// token-priced models that stream bill); the text out is not counted.
+			s.usage = estimatedAudio(s.file)
 			estimated = s.usage.Seconds > 0
 		}
 		costs := g.audioCost(p, s.used, s.usage)

@@ -113,7 +113,7 @@ func (s *Server) audioRoutes(g *completions.Gateway) {
 	}
 	s.handleGateway(Route{Method: "POST", Path: "/v1/audio/speech", Summary: "OpenAI-compatible text to speech: the audio is streamed back as the model sends it, with its Content-Type",
 		Tags: []string{"Completions"}, Request: completions.SpeechRequest{}, ScopedKeys: true, Errors: errs,
-		ResponseContentTypes: []string{"audio/mpeg", "audio/opus", "audio/aac", "audio/flac", "audio/wav", "audio/pcm"}},
+		ResponseContentTypes: []string{"audio/mpeg", "audio/opus", "audio/aac", "audio/flac", "audio/wav", "audio/pcm", "text/event-stream"}},
 		g, completions.OperationSpeech, func(w http.ResponseWriter, r *http.Request) error {
 			received := time.Now()
 			var req completions.SpeechRequest

@@ -93,6 +93,9 @@ func TestTranscriptionStream(t *testing.T) {
 		if q.Operation == "transcription" {
 			outcomes[q.Model+" "+q.Outcome]++
 		}
+		if q.Operation == "transcription" && q.Outcome == "stream_error" && (!q.UsageEstimated || q.CostUSD <= 0) {
+			t.Errorf("the cut stream is billed %v (estimated %v): want the audio sent, estimated", q.CostUSD, q.UsageEstimated)
+		}
 	}
 	if outcomes["openai/gpt-4o-mini-transcribe ok"] != 1 || outcomes["openai/gpt-4o-mini-transcribe stream_error"] != 1 || outcomes["openai/whisper-1 ok"] != 1 {
 		t.Errorf("usage log transcriptions %v", outcomes)
