@@ -470,6 +470,14 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	}
 	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets,
 		func(m string) ([]target, error) { return g.audioTargets(m, true) }, nil)...)
+	if preq.StreamFormat == "sse" {
+		// tts-1 and tts-1-hd answer no server-sent events (OpenAI refuses them): a group's
+		// or a fallback's are passed over, as a model that cannot take a request is.
+		p.targets = slices.DeleteFunc(p.targets, func(t target) bool { return strings.HasPrefix(t.model, "tts-1") })
+		if len(p.targets) == 0 {
+			return nil, invalid("stream_format", "sse is not supported by %s's models (tts-1 and tts-1-hd answer audio only): use audio, or gpt-4o-mini-tts", req.Model)
+		}
+	}
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err

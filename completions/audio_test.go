@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -113,8 +114,9 @@ func newAudioHarness(t *testing.T) *audioHarness {
 		"GROQ_API_KEY": "gk", "GROQ_BASE_URL": h.groq.srv.URL + "/openai/v1", "ANTHROPIC_API_KEY": "ak", "GEMINI_API_KEY": "gk"}
 	g, err := New(Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}),
 		Prices: providers.DefaultCatalog(), Ledger: h.ledger, Observer: h.observed,
-		ModelGroups: map[string]ModelGroup{"stt": {Models: []string{"openai/whisper-1", "groq/whisper-large-v3"}}},
-		Sleep:       func(context.Context, time.Duration) error { return nil },
+		ModelGroups: map[string]ModelGroup{"stt": {Models: []string{"openai/whisper-1", "groq/whisper-large-v3"}},
+			"voice": {Models: []string{"openai/tts-1", "openai/gpt-4o-mini-tts"}}, "classic-voice": {Models: []string{"openai/tts-1", "openai/tts-1-hd"}}},
+		Sleep: func(context.Context, time.Duration) error { return nil },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -572,5 +574,27 @@ func TestTextTranscriptionOfGPT4oTranscribeIsAskedAsJSON(t *testing.T) {
 		if got := up.formats[len(up.formats)-1]; got != "json" || string(res.Body) != "heard hi\n" {
 			t.Errorf("%s: asked upstream as %q, answered %q; want json and the text", m, got, res.Body)
 		}
+	}
+}
+
+// TestSpeechSSEPassesOverTTS1: stream_format sse asked of a group passes over its tts-1
+// members (OpenAI refuses sse for them) and calls the first that streams events; a group
+// of tts-1 models only is a 400 naming stream_format, nothing called.
+func TestSpeechSSEPassesOverTTS1(t *testing.T) {
+	h := newAudioHarness(t)
+	sp, err := h.g.Speak(context.Background(), Scope{Owner: "k"}, &SpeechRequest{Model: "voice", Voice: "alloy", Input: "Hi", StreamFormat: "sse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, sp)
+	sp.Close()
+	if sp.Model != "openai/gpt-4o-mini-tts" || slices.Contains(h.openai.models, "tts-1") {
+		t.Errorf("answered by %s after calling %v: want gpt-4o-mini-tts, tts-1 passed over", sp.Model, h.openai.models)
+	}
+	h.openai.script()
+	_, err = h.g.Speak(context.Background(), Scope{Owner: "k"}, &SpeechRequest{Model: "classic-voice", Voice: "alloy", Input: "Hi", StreamFormat: "sse"})
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "stream_format" || len(h.openai.models) != 0 {
+		t.Errorf("a tts-1 group with sse: %v (called %v), want a 400 naming stream_format", err, h.openai.models)
 	}
 }
