@@ -490,36 +490,27 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	dctx, cancel := p.withDeadline(ctx)
 	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		s.begin = g.opts.Now()
-		actx, cancel := context.WithCancelCause(ctx)
-		// The wait for the first audio: the attempt timeout, or the model's own Timeout when
-		// shorter. Audio that came is streamed to the caller uncut, as a non-streamed call's
-		// bound would cut it mid-answer: no model can be tried instead once it came.
-		limit := g.attemptTimeout(p, t.name)
-		timer := time.AfterFunc(limit, func() { cancel(errNoAudio) })
-		r := *preq
-		r.Model = t.model
-		res, err := t.p.(providers.Speaker).Speak(actx, &r)
+		var res *providers.SpeechResponse
 		var first []byte
-		if err == nil {
+		// Audio that came is streamed to the caller uncut, as a non-streamed call's bound
+		// would cut it mid-answer: no model can be tried instead once it came.
+		cancelAttempt, err := g.firstBounded(ctx, p, t, errNoAudio, "no audio", func(actx context.Context) (func(), error) {
+			r := *preq
+			r.Model = t.model
+			var err error
+			if res, err = t.p.(providers.Speaker).Speak(actx, &r); err != nil {
+				return nil, err
+			}
 			if first, err = firstAudio(t, res.Body); err != nil {
 				res.Body.Close()
+				return nil, err
 			}
-		}
-		if !timer.Stop() && err == nil {
-			// The bound fired as the first audio came: the attempt's context is over, so
-			// the rest of the audio cannot come; a timeout, as if nothing had.
-			cancel(errNoAudio) // the timer's own may not have run yet
-			res.Body.Close()
-			err = errNoAudio
-		}
+			return func() { res.Body.Close() }, nil
+		})
 		if err != nil {
-			cancel(nil)
-			if ctx.Err() == nil && errors.Is(context.Cause(actx), errNoAudio) {
-				return timeoutError(t, "no audio", limit)
-			}
 			return err
 		}
-		s.res, s.first, s.used, s.cancelAttempt = res, first, t, func() { cancel(nil) }
+		s.res, s.first, s.used, s.cancelAttempt = res, first, t, cancelAttempt
 		s.firstAt = g.opts.Now()
 		return nil
 	})
@@ -539,6 +530,34 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	s.Costs = g.audioCost(p, s.used, s.usage)
 	s.Attempts = cloneAttempts(p.attempts)
 	return s, nil
+}
+
+// firstBounded runs open, an attempt of t reading its answer until the first piece of it
+// (the first audio, the first event), under the wait for that piece: the attempt timeout,
+// or t's own Timeout when shorter. The attempt's context outlives the wait — what comes
+// after the first piece streams uncut — and the returned cancelAttempt ends it. open
+// returns the release of its answer, which is called when the bound fired as the first
+// piece came (the rest cannot come: a timeout, as if nothing had), or nil when its answer
+// is already whole. cause is the bound's cause and what names the piece in the timeout.
+func (g *Gateway) firstBounded(ctx context.Context, p *plan, t target, cause error, what string,
+	open func(actx context.Context) (release func(), err error)) (cancelAttempt func(), err error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	limit := g.attemptTimeout(p, t.name)
+	timer := time.AfterFunc(limit, func() { cancel(cause) })
+	release, err := open(actx)
+	if !timer.Stop() && err == nil && release != nil {
+		cancel(cause) // the timer's own may not have run yet
+		release()
+		err = cause
+	}
+	if err != nil {
+		cancel(nil)
+		if ctx.Err() == nil && errors.Is(context.Cause(actx), cause) {
+			return nil, timeoutError(t, what, limit)
+		}
+		return nil, err
+	}
+	return func() { cancel(nil) }, nil
 }
 
 // firstAudio reads the first bytes of an answer's audio: an answer that ends before any

@@ -81,38 +81,34 @@ func (g *Gateway) TranscribeStream(ctx context.Context, scope Scope, req *Transc
 	dctx, cancel := p.withDeadline(ctx)
 	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		s.begin = g.opts.Now()
-		actx, cancelAttempt := context.WithCancelCause(ctx)
-		// The wait for the first event: the attempt timeout, or the model's own Timeout when
-		// shorter; the events after it come uncut, as a speech answer's audio does.
-		limit := g.attemptTimeout(p, t.name)
-		timer := time.AfterFunc(limit, func() { cancelAttempt(errNoTranscript) })
-		r := *preq
-		r.Model = t.model
-		up, err := t.p.(providers.TranscriptionStreamer).TranscribeStream(actx, &r)
+		var up *providers.TranscriptionStream
 		var first []byte
-		if err == nil && up.Whole == nil {
+		// The events after the first come uncut, as a speech answer's audio does.
+		cancelAttempt, err := g.firstBounded(ctx, p, t, errNoTranscript, "no transcript", func(actx context.Context) (func(), error) {
+			r := *preq
+			r.Model = t.model
+			var err error
+			if up, err = t.p.(providers.TranscriptionStreamer).TranscribeStream(actx, &r); err != nil {
+				return nil, err
+			}
+			if up.Whole != nil {
+				return nil, nil // answered whole: nothing more to come
+			}
 			first, err = up.Next()
 			if errors.Is(err, io.EOF) {
 				err = &providers.Error{Provider: t.provider, Model: t.model, Kind: providers.KindStreamBroken, Message: "the transcription stream has no events"}
 			}
-			first = bytes.Clone(first)
 			if err != nil {
 				up.Close()
+				return nil, err
 			}
-		}
-		if !timer.Stop() && err == nil && up.Whole == nil {
-			cancelAttempt(errNoTranscript) // the bound fired as the first event came: the rest cannot
-			up.Close()
-			err = errNoTranscript
-		}
+			first = bytes.Clone(first)
+			return func() { up.Close() }, nil
+		})
 		if err != nil {
-			cancelAttempt(nil)
-			if ctx.Err() == nil && errors.Is(context.Cause(actx), errNoTranscript) {
-				return timeoutError(t, "no transcript", limit)
-			}
 			return err
 		}
-		s.up, s.first, s.used, s.cancelAttempt = up, first, t, func() { cancelAttempt(nil) }
+		s.up, s.first, s.used, s.cancelAttempt = up, first, t, cancelAttempt
 		s.firstAt = g.opts.Now()
 		return nil
 	})
