@@ -53,13 +53,9 @@ func (u *fakeToolCallUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request)
 	io.WriteString(w, "data: [DONE]\n\n")
 }
 
-// TestLegacyFunctionsAPI: a chat request in the legacy functions form (functions,
-// function_call, an assistant function_call and a "function" message answering it) reaches
-// the upstream as tools, tool_choice, tool_calls and a "tool" message with the same made-up
-// id, and is answered in its own form — message.function_call with the first call only and
-// finish_reason "function_call", streamed as delta.function_call — while a tools request is
-// answered as before; bad legacy input is a 400 naming the field.
-func TestLegacyFunctionsAPI(t *testing.T) {
+// toolCallServer is a server whose gateway's one provider "up" is a fakeToolCallUpstream.
+func toolCallServer(t *testing.T) (*httptest.Server, *fakeToolCallUpstream) {
+	t.Helper()
 	up := &fakeToolCallUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
@@ -74,6 +70,17 @@ func TestLegacyFunctionsAPI(t *testing.T) {
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
+	return hs, up
+}
+
+// TestLegacyFunctionsAPI: a chat request in the legacy functions form (functions,
+// function_call, an assistant function_call and a "function" message answering it) reaches
+// the upstream as tools, tool_choice, tool_calls and a "tool" message with the same made-up
+// id, and is answered in its own form — message.function_call with the first call only and
+// finish_reason "function_call", streamed as delta.function_call — while a tools request is
+// answered as before; bad legacy input is a 400 naming the field.
+func TestLegacyFunctionsAPI(t *testing.T) {
+	hs, up := toolCallServer(t)
 
 	const legacy = `"functions":[{"name":"weather","description":"Forecast","parameters":{"type":"object","properties":{"city":{"type":"string"}}}},{"name":"time","parameters":{"type":"object"}}],
 		"function_call":{"name":"weather"},
@@ -212,19 +219,7 @@ func TestLegacyFunctionsAPI(t *testing.T) {
 // older agents built on it send them) round-trip: the answer's message.function_call and
 // the stream's accumulated function_call are read by the SDK as OpenAI answers them.
 func TestLegacyFunctionsOpenAIGo(t *testing.T) {
-	ups := httptest.NewServer(&fakeToolCallUpstream{})
-	t.Cleanup(ups.Close)
-	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
-	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Store: newTestStore(t), APIKeys: []string{testKey}}, Completions(g))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s)
-	t.Cleanup(hs.Close)
+	hs, _ := toolCallServer(t)
 	client := openai.NewClient(option.WithBaseURL(hs.URL+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
 	params := openai.ChatCompletionNewParams{
 		Model: "up/gpt-4o-mini",
