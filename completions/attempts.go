@@ -1164,12 +1164,13 @@ func (g *Gateway) account(ctx context.Context, p *plan, t target, u providers.Us
 	g.shareTokens(p.rt.limits.of(t.name), int64(u.PromptTokens+u.CompletionTokens), g.opts.Now())
 	if b := p.scope.Budget; b != nil {
 		tokens := int64(u.PromptTokens + u.CompletionTokens)
-		entry := g.keyModelEntry(p, b, t) // the model that answered, not the one asked
+		entries := g.modelEntries(p, b, t) // the model that answered, not the one asked
+		entry := modelAt(entries, 0)
 		var ends *leaseHold
 		if complete && !p.perResponse {
 			ends = p.lease // the answer: the request is no longer in flight
 		}
-		alerts, accounts, err := b.chargeEnding(ctx, tokens, c.Spent(), complete, entry, ends)
+		alerts, accounts, err := b.chargeEnding(ctx, tokens, c.Spent(), complete, entries, ends)
 		if len(accounts) > 0 {
 			p.accounts.Store(&accounts)
 		}

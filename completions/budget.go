@@ -513,29 +513,38 @@ func (l BudgetLimits) take(u *BudgetUsage, now time.Time) (int64, error) {
 // tokens were spent). It returns the thresholds this charge's cost reached first in the
 // period (BudgetUsage.Crossed), of b and of its parent.
 func (b *Budget) charge(ctx context.Context, tokens int64, cost float64, answered bool) ([]BudgetAlert, error) {
-	alerts, _, err := b.chargeAccounts(ctx, tokens, cost, answered, "")
+	alerts, _, err := b.chargeAccounts(ctx, tokens, cost, answered, nil)
 	return alerts, err
 }
 
 // chargeAccounts is charge that also returns the accounts charged as they stand after the
 // charge (b's own first, then its parents'; one that could not be charged is left out).
-// model, when not "", is the entry of b's own BudgetLimits.Models the cost is charged to
-// too (modelEntry).
-func (b *Budget) chargeAccounts(ctx context.Context, tokens int64, cost float64, answered bool, model string) ([]BudgetAlert, []AccountState, error) {
-	return b.chargeEnding(ctx, tokens, cost, answered, model, nil)
+// models[i], when not "", is the entry of the BudgetLimits.Models of account i of
+// b.accounts() (b's own first, then those it sits inside) the cost is charged to too
+// (modelEntry); nil for none.
+func (b *Budget) chargeAccounts(ctx context.Context, tokens int64, cost float64, answered bool, models []string) ([]BudgetAlert, []AccountState, error) {
+	return b.chargeEnding(ctx, tokens, cost, answered, models, nil)
 }
 
 // chargeEnding is chargeAccounts that also ends the request's leases ends holds (nil:
 // none) in the transactions that charge their accounts (leaseHold.ending).
-func (b *Budget) chargeEnding(ctx context.Context, tokens int64, cost float64, answered bool, model string, ends *leaseHold) ([]BudgetAlert, []AccountState, error) {
+func (b *Budget) chargeEnding(ctx context.Context, tokens int64, cost float64, answered bool, models []string, ends *leaseHold) ([]BudgetAlert, []AccountState, error) {
 	if len(b.parents) > 0 {
-		return b.chargeAll(ctx, tokens, cost, answered, model, ends)
+		return b.chargeAll(ctx, tokens, cost, answered, models, ends)
 	}
-	alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, model, ends)
+	alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, modelAt(models, 0), ends)
 	if err != nil {
 		return alerts, nil, err
 	}
 	return alerts, []AccountState{state}, nil
+}
+
+// modelAt is models[i], "" past its end.
+func modelAt(models []string, i int) string {
+	if i < len(models) {
+		return models[i]
+	}
+	return ""
 }
 
 // chargeOwn is charge of b's own account; state is the account after it (Kind and Name

@@ -234,15 +234,15 @@ func (b *Budget) giveBack(ctx context.Context) {
 
 // chargeAll is charge of a Budget with parents: the tokens and cost recorded in all, and
 // the alert thresholds any reached.
-func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool, model string, ends *leaseHold) ([]BudgetAlert, []AccountState, error) {
+func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answered bool, models []string, ends *leaseHold) ([]BudgetAlert, []AccountState, error) {
 	states := make([]AccountState, 0, 1+len(b.parents))
 	if !b.sameStore() {
-		alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, model, ends)
+		alerts, state, err := b.chargeOwn(ctx, tokens, cost, answered, modelAt(models, 0), ends)
 		if err == nil {
 			states = append(states, state)
 		}
 		for i, p := range b.parents {
-			palerts, pstate, perr := p.b.chargeOwn(ctx, tokens, cost, answered, "", ends)
+			palerts, pstate, perr := p.b.chargeOwn(ctx, tokens, cost, answered, modelAt(models, i+1), ends)
 			alerts, err = append(alerts, palerts...), errors.Join(err, b.goneNamed(i, perr))
 			if perr == nil {
 				pstate.Kind, pstate.Name = p.kind, p.name
@@ -269,11 +269,7 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 			if err != nil {
 				return fmt.Errorf("completions: budget %s: %w", x.id, err)
 			}
-			m := model
-			if i > 0 {
-				m = "" // the model entries are b's own
-			}
-			alerts = append(alerts, x.chargeAdd(rec.Limits, &rec.Used, x.clock(), tokens, cost, answered, m)...)
+			alerts = append(alerts, x.chargeAdd(rec.Limits, &rec.Used, x.clock(), tokens, cost, answered, modelAt(models, i))...)
 			state := rec.Limits.state(rec.Used)
 			if i > 0 {
 				state.Kind, state.Name = b.parents[i-1].kind, b.parents[i-1].name
@@ -291,7 +287,7 @@ func (b *Budget) chargeAll(ctx context.Context, tokens int64, cost float64, answ
 		// None was charged: each is kept to charge again (one deleted meanwhile is then
 		// found gone).
 		failed := &chargeError{accounts: accounts, models: make([]string, len(accounts)), err: err}
-		failed.models[0] = model
+		copy(failed.models, models)
 		return nil, nil, errors.Join(failed, gone)
 	}
 	return alerts, states, gone

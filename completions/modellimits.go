@@ -47,14 +47,24 @@ type ModelUsage struct {
 // BudgetLimits.Models has spent its MaxCostUSD; it matches ErrBudgetExceeded. Its message
 // is LiteLLM's (_PROXY_VirtualKeyModelMaxBudgetLimiter's), naming the key by KeyID and
 // KeyAlias (the request's Scope's).
+//
+// An account the key's Budget sits inside (Within's: an end user's) may hold per-model
+// budgets too (its BudgetLimits.Models' MaxCostUSD; their other bounds are not applied):
+// its refusal is a ModelBudgetError with that account's Kind and Name.
 type ModelBudgetError struct {
 	Model            string // the entry: the model name as the key's limits name it
 	SpentUSD, MaxUSD float64
 	KeyID, KeyAlias  string
+	// Kind and Name are the account's whose entry refused (Within's kind and name: an end
+	// user's); both empty for the key's own.
+	Kind, Name string
 }
 
-// Error is LiteLLM's message.
+// Error is LiteLLM's message (a key's; an enclosing account's names its kind and name).
 func (e *ModelBudgetError) Error() string {
+	if e.Kind != "" || e.Name != "" {
+		return fmt.Sprintf("%s %s: exceeded budget for model=%s", e.Kind, e.Name, e.Model)
+	}
 	return fmt.Sprintf("LiteLLM Virtual Key: %s, key_alias: %s, exceeded budget for model=%s", e.KeyID, pythonStr(e.KeyAlias), e.Model)
 }
 
@@ -177,17 +187,70 @@ const (
 // group, or a fallback, is held to its own model's entry when the key has none for the
 // name it was asked by); "" for none.
 func (g *Gateway) keyModelEntry(p *plan, b *Budget, t target) string {
-	if b == nil || len(b.limits.Models) == 0 {
+	if b == nil {
+		return ""
+	}
+	return g.accountEntry(p, b.limits, t)
+}
+
+// accountEntry is keyModelEntry of an account with limits l.
+func (g *Gateway) accountEntry(p *plan, l BudgetLimits, t target) string {
+	if len(l.Models) == 0 {
 		return ""
 	}
 	asked := t.group
 	if asked == "" {
 		asked = p.asked
 	}
-	if entry := b.limits.modelEntry(asked, g.allowedAs); entry != "" {
+	if entry := l.modelEntry(asked, g.allowedAs); entry != "" {
 		return entry
 	}
-	return b.limits.modelEntry(t.name, g.allowedAs)
+	return l.modelEntry(t.name, g.allowedAs)
+}
+
+// modelEntries is the entry of each account of b (b.accounts(): its own, then those it
+// sits inside) that target t of p is charged to ("" for none); nil when none has one.
+func (g *Gateway) modelEntries(p *plan, b *Budget, t target) []string {
+	var out []string
+	for i, x := range b.accounts() {
+		if entry := g.accountEntry(p, x.limits, t); entry != "" {
+			if out == nil {
+				out = make([]string, 1+len(b.parents))
+			}
+			out[i] = entry
+		}
+	}
+	return out
+}
+
+// enclosingModels reports whether an account b sits inside has per-model limits.
+func (b *Budget) enclosingModels() bool {
+	for _, e := range b.parents {
+		if len(e.b.limits.Models) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// enclosingRefusal is why an account b sits inside refuses target t of p by its entry's
+// budget (nil: none does): a *ModelBudgetError naming the account. used reads parent i's
+// usage (once per request, by the caller's cache).
+func (g *Gateway) enclosingRefusal(p *plan, b *Budget, t target, used func(i int) BudgetUsage) error {
+	for i, e := range b.parents {
+		entry := g.accountEntry(p, e.b.limits, t)
+		if entry == "" {
+			continue
+		}
+		ml := e.b.limits.Models[entry]
+		if ml.MaxCostUSD == nil {
+			continue
+		}
+		if mu := used(i).Models[entry]; mu.CostUSD >= *ml.MaxCostUSD {
+			return &ModelBudgetError{Model: entry, SpentUSD: mu.CostUSD, MaxUSD: *ml.MaxCostUSD, KeyID: p.scope.KeyID, KeyAlias: p.scope.KeyAlias, Kind: e.kind, Name: e.name}
+		}
+	}
+	return nil
 }
 
 // modelRefusal is why entry of b's own Models refuses a call at now (nil: it does not): a
@@ -224,7 +287,8 @@ func (g *Gateway) modelRefusal(p *plan, b *Budget, entry string, used func() Bud
 // *ModelRateError) and nothing is recorded. Nothing is counted here: a model's requests
 // are counted when it is called (admitModel).
 func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget, lists ...*[]target) error {
-	if len(b.limits.Models) == 0 {
+	enclosing := b.enclosingModels()
+	if len(b.limits.Models) == 0 && !enclosing {
 		return nil
 	}
 	now := g.opts.Now()
@@ -235,6 +299,15 @@ func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget, lists ...*
 			usage = &u
 		}
 		return *usage
+	}
+	parentUsage := map[int]BudgetUsage{}
+	parentUsed := func(i int) BudgetUsage {
+		u, ok := parentUsage[i]
+		if !ok {
+			u = b.parents[i].b.Used(ctx)
+			parentUsage[i] = u
+		}
+		return u
 	}
 	refusals := map[string]error{} // by entry: each checked once
 	type refused struct {
@@ -253,6 +326,9 @@ func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget, lists ...*
 					err = g.modelRefusal(p, b, entry, used, now)
 					refusals[entry] = err
 				}
+			}
+			if err == nil && enclosing {
+				err = g.enclosingRefusal(p, b, t, parentUsed)
 			}
 			if err != nil {
 				out = append(out, refused{t, err})
@@ -285,11 +361,18 @@ func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget, lists ...*
 // called. Nothing is counted: countModel does once t is called.
 func (g *Gateway) admitModel(ctx context.Context, p *plan, t target, now time.Time) error {
 	b := p.scope.Budget
-	entry := g.keyModelEntry(p, b, t)
-	if entry == "" {
+	if b == nil {
 		return nil
 	}
-	return g.modelRefusal(p, b, entry, func() BudgetUsage { return b.Used(ctx) }, now)
+	if entry := g.keyModelEntry(p, b, t); entry != "" {
+		if err := g.modelRefusal(p, b, entry, func() BudgetUsage { return b.Used(ctx) }, now); err != nil {
+			return err
+		}
+	}
+	if !b.enclosingModels() {
+		return nil
+	}
+	return g.enclosingRefusal(p, b, t, func(i int) BudgetUsage { return b.parents[i].b.Used(ctx) })
 }
 
 // countModel counts a call of target t at now in its entry's requests of the minute (when

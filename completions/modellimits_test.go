@@ -32,7 +32,7 @@ func TestModelSpendHasItsOwnPeriod(t *testing.T) {
 		now := start
 		b.now = func() time.Time { return now }
 		for _, model := range []string{"gpt-4o", "other", ""} {
-			if _, _, err := b.chargeAccounts(ctx, 10, 0.25, true, model); err != nil {
+			if _, _, err := b.chargeAccounts(ctx, 10, 0.25, true, []string{model}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -43,7 +43,7 @@ func TestModelSpendHasItsOwnPeriod(t *testing.T) {
 		if u := b.Used(ctx); u.CostUSD != 0 || u.Models["gpt-4o"].CostUSD != 0.25 {
 			t.Fatalf("%s: after the account's period: %+v", name, u)
 		}
-		if _, _, err := b.chargeAccounts(ctx, 10, 0.5, true, "gpt-4o"); err != nil {
+		if _, _, err := b.chargeAccounts(ctx, 10, 0.5, true, []string{"gpt-4o"}); err != nil {
 			t.Fatal(err)
 		}
 		if u := b.Used(ctx); u.CostUSD != 0.5 || u.Models["gpt-4o"].CostUSD != 0.75 || !u.Models["gpt-4o"].PeriodStart.Equal(start) {

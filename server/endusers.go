@@ -58,10 +58,16 @@ type endUserRequest struct {
 	// RequestsPerMinute bounds the requests naming the end user per minute (LiteLLM's
 	// end user rpm_limit).
 	RequestsPerMinute int `json:"requests_per_minute,omitempty" jsonschema:"description=Requests naming the end user it may make per minute across every key of its owner (LiteLLM's rpm_limit: one more is a 429 with Retry-After); 0 for no bound"`
+	// ModelMaxBudget bounds the end user's spend on single models (LiteLLM's end user
+	// model_max_budget, end_user_model_max_budget), as a key's model_max_budget.
+	ModelMaxBudget map[string]keyModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models of the end user across every key (LiteLLM's end user model_max_budget): an object of models (named as requests name them) each {max_budget_usd: USD; budget_duration: period}: a model whose budget is spent is skipped for the request's next model and a request all of whose models are refused is a 400 while its other models still work; the model that answers is charged; given on PATCH it replaces them all ({} or null removes them)"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
 	// budget_duration, tpm_limit and rpm_limit become the end user's, now and on every
 	// /budget/update.
-	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit and rpm_limit the end user takes: now and whenever the budget changes; the end user's own budget fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the end user's own"`
+	BudgetID string `json:"budget_id,omitempty" jsonschema:"description=A budget of this key (POST /budget/new) whose max_budget and soft_budget and budget_duration and tpm_limit and rpm_limit and model_max_budget the end user takes: now and whenever the budget changes; the end user's own budget fields given with it must have the budget's values (null asks for nothing); \"\" on PATCH leaves the budget and keeps its values as the end user's own"`
+	// modelMaxBudgetGiven: the request gives model_max_budget, whose models are checked
+	// against what the server routes to.
+	modelMaxBudgetGiven bool
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by /customer/new only;
 	// blocked given outright clears it), as a team's budgetBlock.
 	budgetBlock bool
@@ -85,8 +91,10 @@ type endUser struct {
 	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
 	// RequestsPerMinute is the end user's requests per minute bound (0: none).
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
+	// ModelMaxBudget is the end user's per-model budgets (spend.models: what each spent).
+	ModelMaxBudget map[string]keyModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models of the end user (spend.models says what each spent)"`
 	// BudgetID is the LiteLLM budget the end user's limits come from ("": its own).
-	BudgetID  string    `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute and requests_per_minute come from"`
+	BudgetID  string    `json:"budget_id,omitempty" jsonschema:"description=The LiteLLM budget (POST /budget/new) its max_budget_usd and soft_budget_usd and budget_duration and tokens_per_minute and requests_per_minute and model_max_budget come from"`
 	CreatedAt time.Time `json:"created_at"`
 	FirstSeen bool      `json:"created_by_request,omitempty" jsonschema:"description=true: made by the first request that named it (not by POST /api/v1/customers)"`
 	Spend     keySpend  `json:"spend" jsonschema:"description=What the end user's requests used across every key (in the current period with budget_duration)"`
@@ -216,14 +224,18 @@ func checkEndUserRequest(g *completions.Gateway, req endUserRequest, checkModels
 		return completions.BudgetLimits{}, Validation(http.StatusUnprocessableEntity, "alias: at most %d characters, got %d", maxEndUserAliasLength, len(req.Alias))
 	}
 	return checkKeyRequest(g, keyRequest{Models: req.Models, MaxBudgetUSD: req.MaxBudgetUSD, SoftBudgetUSD: req.SoftBudgetUSD,
-		BudgetDuration: req.BudgetDuration, Blocked: req.Blocked, TokensPerMinute: req.TokensPerMinute, RequestsPerMinute: req.RequestsPerMinute}, time.Now(), checkModels)
+		BudgetDuration: req.BudgetDuration, Blocked: req.Blocked, TokensPerMinute: req.TokensPerMinute, RequestsPerMinute: req.RequestsPerMinute,
+		ModelMaxBudget: req.ModelMaxBudget, modelLimitsGiven: req.modelMaxBudgetGiven}, time.Now(), checkModels)
 }
 
 // applyTo sets e's fields to req's (limits is req checked).
 func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
 	e.Alias, e.Models, e.MaxBudgetUSD, e.SoftBudgetUSD = req.Alias, limits.AllowedModels, req.MaxBudgetUSD, req.SoftBudgetUSD
 	e.BudgetDuration, e.Blocked, e.TokensPerMinute, e.BudgetID = req.BudgetDuration, req.Blocked, req.TokensPerMinute, req.BudgetID
-	e.RequestsPerMinute = req.RequestsPerMinute
+	e.RequestsPerMinute, e.ModelMaxBudget = req.RequestsPerMinute, nil
+	if len(req.ModelMaxBudget) > 0 {
+		e.ModelMaxBudget = req.ModelMaxBudget
+	}
 	e.BudgetBlock = req.Blocked && req.budgetBlock
 	if len(e.Models) == 0 {
 		e.Models = nil
@@ -234,13 +246,13 @@ func (req endUserRequest) applyTo(e *endUser, limits completions.BudgetLimits) {
 func (e endUser) requestOf() endUserRequest {
 	return endUserRequest{EndUserID: e.EndUserID, Alias: e.Alias, Models: e.Models, MaxBudgetUSD: e.MaxBudgetUSD,
 		SoftBudgetUSD: e.SoftBudgetUSD, BudgetDuration: e.BudgetDuration, Blocked: e.Blocked, budgetBlock: e.BudgetBlock,
-		TokensPerMinute: e.TokensPerMinute, RequestsPerMinute: e.RequestsPerMinute, BudgetID: e.BudgetID}
+		TokensPerMinute: e.TokensPerMinute, RequestsPerMinute: e.RequestsPerMinute, ModelMaxBudget: e.ModelMaxBudget, BudgetID: e.BudgetID}
 }
 
 // endUserLimits is the account limits of e as stored (its fields were checked when set).
 func endUserLimits(e endUser) completions.BudgetLimits {
 	l := completions.BudgetLimits{AllowedModels: e.Models, MaxCostUSD: e.MaxBudgetUSD, SoftCostUSD: e.SoftBudgetUSD,
-		TokensPerMinute: e.TokensPerMinute, Blocked: e.Blocked}
+		TokensPerMinute: e.TokensPerMinute, Blocked: e.Blocked, Models: keyModelLimitsOf(virtualKey{ModelMaxBudget: e.ModelMaxBudget})}
 	if e.BudgetDuration != "" {
 		l.ResetEvery, _ = parseBudgetDuration(e.BudgetDuration)
 	}
@@ -309,7 +321,7 @@ func (s *Server) endUserInfo(ctx context.Context, owner, id string) (*endUser, e
 func (s *Server) endUserWithSpend(ctx context.Context, owner string, e endUser) endUser {
 	if b, err := completions.LoadSharedBudget(ctx, s.cfg.Store, endUserBudgetID(owner, e.EndUserID)); err == nil {
 		u := b.Used(ctx)
-		e.Spend = keySpend{Requests: u.Calls, Tokens: u.Tokens, CostUSD: u.CostUSD}
+		e.Spend = keySpend{Requests: u.Calls, Tokens: u.Tokens, CostUSD: u.CostUSD, Models: keyModelSpendOf(virtualKey{ModelMaxBudget: e.ModelMaxBudget}, u)}
 		if !u.PeriodStart.IsZero() {
 			e.Spend.PeriodStart = &u.PeriodStart
 		}
@@ -337,6 +349,9 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 		req := rec.requestOf()
 		if _, ok := given["blocked"]; ok {
 			req.budgetBlock = false // blocked said outright
+		}
+		if _, ok := given["model_max_budget"]; ok {
+			req.ModelMaxBudget, req.modelMaxBudgetGiven = nil, true // replaced whole (decoding would merge the maps)
 		}
 		if err := decodeExact(body, &req, http.StatusUnprocessableEntity); err != nil {
 			return err

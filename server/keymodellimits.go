@@ -297,12 +297,15 @@ func litellmModelLimitsInfo(info *litellmKeyInfo, vk virtualKey) {
 }
 
 // modelLimitError is the answer of a request refused by one of its key's per-model
-// limits (LiteLLM's: a 400 budget_exceeded for a model's budget, a 429 with Retry-After for
-// its rate), nil for another error.
+// limits, or its end user's model_max_budget (LiteLLM's: a 400 budget_exceeded for a
+// model's budget, a 429 with Retry-After for its rate), nil for another error.
 func modelLimitError(err error) *APIError {
 	var mb *completions.ModelBudgetError
 	var mr *completions.ModelRateError
 	switch {
+	case errors.As(err, &mb) && mb.Kind == endUserKind:
+		// An end user's model_max_budget: LiteLLM's words for it.
+		return Errorf(http.StatusBadRequest, KindBadRequest, "LiteLLM End User: %s, exceeded budget for model=%s", mb.Name, mb.Model)
 	case errors.As(err, &mb):
 		return Errorf(http.StatusBadRequest, KindBadRequest, "%s", mb.Error())
 	case errors.As(err, &mr):

@@ -42,11 +42,10 @@ import (
 // user's requests_per_minute, LiteLLM's end_user_rpm_limit), and its model_max_budget the
 // model_max_budget of each key naming it that has none of its own, as LiteLLM's key view
 // (LiteLLM_VerificationTokenView) fills a key's empty rpm_limit and model_max_budget from
-// its budget's row and its organization view takes the budget's rpm_limit. LiteLLM holds
-// its end users to model_max_budget as well (end_user_model_max_budget), which an end
-// user account here cannot hold: an end user naming such a budget is refused (400 naming
-// budget_id), as is a /budget/update giving one to a budget end users name
-// (endUserCannotTake). budget_reset_at is refused with a 400
+// its budget's row and its organization view takes the budget's rpm_limit. An end user
+// naming the budget takes its model_max_budget as its own (LiteLLM's
+// end_user_model_max_budget, read from the end user's budget row), rewritten by
+// /budget/update as its other limits. budget_reset_at is refused with a 400
 // naming it unless it asks for nothing, as the other LiteLLM routes here refuse theirs.
 
 // Bounds of LiteLLM budgets.
@@ -117,7 +116,7 @@ type litellmBudgetRequest struct {
 	// RPMLimit becomes the rpm_limit of each key, organization and end user naming the budget.
 	RPMLimit *int `json:"rpm_limit,omitempty" jsonschema:"description=Requests per minute each virtual key or organization or end user naming it may make (their rpm_limit: past it a 429); null or 0 for no bound"`
 	// ModelMaxBudget becomes the model_max_budget of each key naming the budget.
-	ModelMaxBudget map[string]litellmModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models ({gpt-4o: {budget_limit: 10\\, time_period: 1d}}) of each virtual key naming it that has no model_max_budget of its own (LiteLLM's rule); an end user cannot take a budget with one; organizations ignore it; null or {} for none"`
+	ModelMaxBudget map[string]litellmModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models ({gpt-4o: {budget_limit: 10\\, time_period: 1d}}) of each virtual key naming it that has no model_max_budget of its own (LiteLLM's rule) and of each end user naming it; organizations ignore it; null or {} for none"`
 	// MaxParallelRequests becomes the max_parallel_requests of each key naming the budget.
 	MaxParallelRequests *int `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests each virtual key naming it may have in flight at once (the key's max_parallel_requests: one more is a 429); end users naming it have no such bound; null for no bound (0 is refused: LiteLLM's 0 blocks)"`
 }
@@ -544,15 +543,10 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, g *completions.Gateway
 		if err != nil {
 			return err
 		}
-		if len(recs) > 0 {
-			if err := endUserCannotTake(b, "budget_id", recs[0].EndUserID); err != nil {
-				return err
-			}
-		}
 		for _, rec := range recs {
 			eid := rec.EndUserID
 			rec.MaxBudgetUSD, rec.SoftBudgetUSD, rec.BudgetDuration, rec.TokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
-			rec.RequestsPerMinute = b.RequestsPerMinute
+			rec.RequestsPerMinute, rec.ModelMaxBudget = b.RequestsPerMinute, maps.Clone(b.ModelMaxBudget)
 			if err := completions.SetSharedBudgetLimits(ctx, tx, endUserBudgetID(owner, eid), endUserLimits(rec.endUser)); err != nil {
 				return err
 			}
@@ -691,7 +685,11 @@ func (req endUserRequest) budgetFieldsGiven() map[string]json.RawMessage {
 	if req.fields != nil {
 		return req.fields
 	}
-	return budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.RequestsPerMinute, 0, req.Blocked && req.budgetBlock)
+	given := budgetFieldsSet(req.MaxBudgetUSD, req.SoftBudgetUSD, req.BudgetDuration, req.TokensPerMinute, req.RequestsPerMinute, 0, req.Blocked && req.budgetBlock)
+	if len(req.ModelMaxBudget) > 0 {
+		given["model_max_budget"] = json.RawMessage(`{}`)
+	}
+	return given
 }
 
 // budgetFieldsSet names, of budgetIDFields, those an end user's or a key's request sets
@@ -825,13 +823,14 @@ func budgetNamed(ctx context.Context, tx store.Tx, owner, id string) (litellmBud
 // with other values, or answers 404 naming budget_id (takeBudget).
 func takeBudgetOf(ctx context.Context, tx store.Tx, owner string, req *endUserRequest, given map[string]json.RawMessage) error {
 	return takeBudget(ctx, tx, owner, req.BudgetID, "end user", given, budgetTarget{maxUSD: &req.MaxBudgetUSD, softUSD: &req.SoftBudgetUSD, duration: &req.BudgetDuration, tokensPerMinute: &req.TokensPerMinute,
-		requestsPerMinute: &req.RequestsPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock})
+		requestsPerMinute: &req.RequestsPerMinute, blocked: &req.Blocked, budgetBlock: &req.budgetBlock, endUserModels: &req.ModelMaxBudget})
 }
 
 // budgetTarget points at the budget fields of an end user's, a key's or an organization's
 // request; maxParallel and modelMaxBudget only a key's (nil: the budget's
-// max_parallel_requests or model_max_budget is not taken; an end user cannot take a budget
-// with a model_max_budget, endUserCannotTake).
+// max_parallel_requests or model_max_budget is not taken), endUserModels only an end
+// user's (its model_max_budget: always the budget's, as LiteLLM reads an end user's
+// end_user_model_max_budget from its budget's row).
 type budgetTarget struct {
 	maxUSD, softUSD      *float64
 	duration             *string
@@ -840,27 +839,16 @@ type budgetTarget struct {
 	maxParallel          *int
 	requestsPerMinute    *int
 	modelMaxBudget       *map[string]keyModelBudget
+	endUserModels        *map[string]keyModelBudget
 }
 
-// endUserCannotTake refuses budget b for end users (the first, endUser, named), naming
-// field, when b holds a limit an end user's account cannot: LiteLLM holds its end users to
-// a budget's model_max_budget too (end_user_model_max_budget), which end user accounts
-// here do not have (a model's spend is kept by a key's account only), so taking it
-// without it would leave the end user less bounded than the budget says. Its rpm_limit
-// end users take (their requests_per_minute).
-func endUserCannotTake(b litellmBudgetRecord, field, endUser string) error {
-	var held []string
-	if len(b.ModelMaxBudget) > 0 {
-		held = append(held, "model_max_budget")
+// budgetModelsText describes a budget's model_max_budget in a refusal.
+func budgetModelsText(m map[string]keyModelBudget) string {
+	if len(m) == 0 {
+		return "none ({} or null)"
 	}
-	if len(held) == 0 {
-		return nil
-	}
-	if field == "budget_id" && endUser != "" {
-		field = held[0] // a /budget/update adding it to a budget end users name
-		return paramError(field, "%s: budget %q is the budget of end users (%q among them), whose accounts hold no %s here: give them another budget_id (/customer/update) or keep it off this budget", field, b.BudgetID, endUser, strings.Join(held, " or "))
-	}
-	return paramError(field, "%s: budget %q has %s, which an end user's account does not hold here (keys and organizations take them): give the end user a budget without it", field, b.BudgetID, strings.Join(held, " and "))
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // takeBudget sets to's fields to those of owner's budget id, read through tx ("": to
@@ -876,13 +864,15 @@ func takeBudget(ctx context.Context, tx store.Tx, owner, id, what string, given 
 	if err != nil {
 		return err
 	}
-	if what == "end user" {
-		if err := endUserCannotTake(b, "budget_id", ""); err != nil {
-			return err
-		}
-	}
 	if err := budgetFieldsBeside(what, given, to, b); err != nil {
 		return err
+	}
+	if to.endUserModels != nil {
+		// Its own given beside the budget: the budget's, or none ({} or null) asking nothing.
+		if raw, ok := given["model_max_budget"]; ok && !isJSONNull(raw) && len(*to.endUserModels) > 0 && !maps.Equal(*to.endUserModels, b.ModelMaxBudget) {
+			return paramError("model_max_budget", "model_max_budget: the %s's budget %q (budget_id) sets it to %s: send that value or leave the field out (POST /budget/update changes the budget)", what, b.BudgetID, budgetModelsText(b.ModelMaxBudget))
+		}
+		*to.endUserModels = maps.Clone(b.ModelMaxBudget)
 	}
 	*to.maxUSD, *to.softUSD, *to.duration, *to.tokensPerMinute = b.MaxBudgetUSD, b.SoftBudgetUSD, b.BudgetDuration, b.TokensPerMinute
 	if to.maxParallel != nil {

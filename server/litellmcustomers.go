@@ -35,6 +35,8 @@ var litellmCustomerFieldNames = map[string]string{
 	"budget_id":       "budget_id",
 	"tpm_limit":       "tokens_per_minute",
 	"rpm_limit":       "requests_per_minute",
+	// model_max_budget, in LiteLLM's shape, is translated (litellmModelMaxBudget).
+	"model_max_budget": "model_max_budget",
 }
 
 // litellmCustomerNativeNames are endUserRequest's field names and LiteLLM's, for failures.
@@ -42,6 +44,7 @@ var litellmCustomerNativeNames = []litellmName{
 	{"max_budget_usd", "max_budget"}, {"soft_budget_usd", "soft_budget"}, {"budget_duration", "budget_duration"},
 	{"end_user_id", "user_id"}, {"alias", "alias"}, {"models", "models"}, {"blocked", "blocked"},
 	{"tokens_per_minute", "tpm_limit"}, {"requests_per_minute", "rpm_limit"}, {"budget_id", "budget_id"},
+	{"model_max_budget", "model_max_budget"},
 }
 
 // litellmCustomer is an end user as LiteLLM's LiteLLM_EndUserTable describes one.
@@ -66,21 +69,26 @@ type litellmCustomerLimit struct {
 	BudgetResetAt  *time.Time `json:"budget_reset_at"`
 	TPMLimit       *int64     `json:"tpm_limit"`
 	RPMLimit       *int       `json:"rpm_limit"`
+	// ModelMaxBudget is the end user's per-model budgets in LiteLLM's shape ({} for none).
+	ModelMaxBudget map[string]litellmModelBudget `json:"model_max_budget" jsonschema:"description=USD budgets of single models ({gpt-4o: {budget_limit: 10\\, time_period: 1d}}); {} for none"`
+	// ModelMaxBudgetUsage is what each model of ModelMaxBudget spent (Switchyard's extension).
+	ModelMaxBudgetUsage map[string]litellmModelBudgetUsage `json:"model_max_budget_usage,omitempty" jsonschema:"description=Switchyard's extension: what each model of model_max_budget spent in its current time_period"`
 }
 
 // litellmCustomerRequest documents LiteLLM's customer request body (POST /customer/new,
 // and POST /customer/update); other LiteLLM fields are refused when they ask for something.
 type litellmCustomerRequest struct {
-	UserID         string   `json:"user_id" jsonschema:"description=The id the app gives the end user (required)"`
-	Alias          *string  `json:"alias,omitempty" jsonschema:"description=A label for the end user"`
-	Blocked        *bool    `json:"blocked,omitempty" jsonschema:"description=true: its requests are refused"`
-	MaxBudget      *float64 `json:"max_budget,omitempty" jsonschema:"description=USD its requests may spend (per budget_duration)"`
-	SoftBudget     *float64 `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks"`
-	BudgetDuration *string  `json:"budget_duration,omitempty" jsonschema:"description=Period after which its spend starts again from zero (30d)"`
-	Models         []string `json:"models,omitempty" jsonschema:"description=Switchyard's extension: the models its requests may call"`
-	TPMLimit       *int64   `json:"tpm_limit,omitempty" jsonschema:"description=Tokens its answers may use per minute"`
-	RPMLimit       *int     `json:"rpm_limit,omitempty" jsonschema:"description=Requests naming the end user per minute (past it a 429 with Retry-After); 0 for no bound"`
-	BudgetID       *string  `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit and rpm_limit the end user takes: now and on every /budget/update (those fields given with it must have the budget's values)"`
+	UserID         string                        `json:"user_id" jsonschema:"description=The id the app gives the end user (required)"`
+	Alias          *string                       `json:"alias,omitempty" jsonschema:"description=A label for the end user"`
+	Blocked        *bool                         `json:"blocked,omitempty" jsonschema:"description=true: its requests are refused"`
+	MaxBudget      *float64                      `json:"max_budget,omitempty" jsonschema:"description=USD its requests may spend (per budget_duration)"`
+	SoftBudget     *float64                      `json:"soft_budget,omitempty" jsonschema:"description=USD mark that sends a budget alert and never blocks"`
+	BudgetDuration *string                       `json:"budget_duration,omitempty" jsonschema:"description=Period after which its spend starts again from zero (30d)"`
+	Models         []string                      `json:"models,omitempty" jsonschema:"description=Switchyard's extension: the models its requests may call"`
+	TPMLimit       *int64                        `json:"tpm_limit,omitempty" jsonschema:"description=Tokens its answers may use per minute"`
+	RPMLimit       *int                          `json:"rpm_limit,omitempty" jsonschema:"description=Requests naming the end user per minute (past it a 429 with Retry-After); 0 for no bound"`
+	ModelMaxBudget map[string]litellmModelBudget `json:"model_max_budget,omitempty" jsonschema:"description=USD budgets of single models across every key ({gpt-4o: {budget_limit: 10\\, time_period: 1d}}; a plain number: for all time): a model whose budget is spent is skipped for the request's next model and a request all of whose models are refused gets LiteLLM's 400 budget_exceeded; the model that answers is charged"`
+	BudgetID       *string                       `json:"budget_id,omitempty" jsonschema:"description=A budget of /budget/new whose max_budget and soft_budget and budget_duration and tpm_limit and rpm_limit and model_max_budget the end user takes: now and on every /budget/update (those fields given with it must have the budget's values)"`
 }
 
 // litellmCustomerIDs is the body of POST /customer/delete, /customer/block and
@@ -365,7 +373,7 @@ func litellmCustomerFields(fields map[string]json.RawMessage, update bool) (json
 		isNull := bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 		to := litellmCustomerFieldNames[name]
 		switch {
-		case budgetID != "" && (name == "soft_budget" || name == "tpm_limit" || name == "rpm_limit" || name == "budget_duration") && emptyJSON(raw):
+		case budgetID != "" && (name == "soft_budget" || name == "tpm_limit" || name == "rpm_limit" || name == "budget_duration" || name == "model_max_budget") && emptyJSON(raw):
 			// Beside a budget_id, 0 or "" asks for nothing on /customer/new as on
 			// /customer/update (which ignores every default): the budget sets the field.
 		case to == "" && (isNull || emptyJSON(raw) || bytes.Equal(bytes.TrimSpace(raw), []byte("false"))):
@@ -375,6 +383,12 @@ func litellmCustomerFields(fields map[string]json.RawMessage, update bool) (json
 		case isNull:
 		case update && (emptyJSON(raw) || bytes.Equal(bytes.TrimSpace(raw), []byte("false"))):
 			// LiteLLM's /customer/update ignores its fields' defaults.
+		case name == "model_max_budget":
+			m, err := litellmModelMaxBudget(raw)
+			if err != nil {
+				return nil, err
+			}
+			native[to] = m
 		default:
 			native[to] = raw
 		}
@@ -414,13 +428,19 @@ func litellmCustomerOf(e endUser) litellmCustomer {
 	if e.Alias != "" {
 		out.Alias = &e.Alias
 	}
-	if e.MaxBudgetUSD > 0 || e.SoftBudgetUSD > 0 || e.BudgetDuration != "" || e.TokensPerMinute > 0 || e.RequestsPerMinute > 0 || e.BudgetID != "" {
+	if e.MaxBudgetUSD > 0 || e.SoftBudgetUSD > 0 || e.BudgetDuration != "" || e.TokensPerMinute > 0 || e.RequestsPerMinute > 0 || len(e.ModelMaxBudget) > 0 || e.BudgetID != "" {
 		id := e.EndUserID
 		if e.BudgetID != "" {
 			id = e.BudgetID
 		}
 		out.BudgetID = &id
-		l := &litellmCustomerLimit{}
+		l := &litellmCustomerLimit{ModelMaxBudget: litellmModelBudgets(e.ModelMaxBudget)}
+		if len(l.ModelMaxBudget) > 0 {
+			l.ModelMaxBudgetUsage = map[string]litellmModelBudgetUsage{}
+			for m, b := range l.ModelMaxBudget {
+				l.ModelMaxBudgetUsage[m] = litellmModelBudgetUsage{CurrentSpend: e.Spend.Models[m].CostUSD, BudgetLimit: b.BudgetLimit, TimePeriod: b.TimePeriod}
+			}
+		}
 		if e.TokensPerMinute > 0 {
 			l.TPMLimit = &e.TokensPerMinute
 		}
