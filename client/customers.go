@@ -34,13 +34,34 @@ type CustomerRequest struct {
 	// RequestsPerMinute bounds the requests naming the end user per minute across every
 	// key (LiteLLM's rpm_limit: past it a 429); 0 for no bound.
 	RequestsPerMinute int `json:"requests_per_minute,omitempty"`
+	// ModelMaxBudget bounds what the end user's requests spend on single models across
+	// every key (LiteLLM's end user model_max_budget): a model whose budget is spent is
+	// passed over for the request's next model, and a request all of whose models are
+	// spent is refused (400 budget_exceeded). Models are named as requests name them.
+	ModelMaxBudget map[string]ModelBudget `json:"model_max_budget,omitempty"`
 	// BudgetID names a LiteLLM budget of the calling key (POST /budget/new) whose
-	// max_budget, soft_budget, budget_duration, tpm_limit and rpm_limit the end user
-	// takes, now and whenever the budget changes; MaxBudgetUSD, SoftBudgetUSD,
-	// BudgetDuration, TokensPerMinute and RequestsPerMinute may not be given with it
-	// (unless they are the budget's). A budget with a model_max_budget, which an end
-	// user's account does not hold, is refused (400 naming budget_id).
+	// max_budget, soft_budget, budget_duration, tpm_limit, rpm_limit and model_max_budget
+	// the end user takes, now and whenever the budget changes; MaxBudgetUSD,
+	// SoftBudgetUSD, BudgetDuration, TokensPerMinute, RequestsPerMinute and ModelMaxBudget
+	// may not be given with it (unless they are the budget's).
 	BudgetID string `json:"budget_id,omitempty"`
+}
+
+// ModelBudget is one model's budget of an end user's ModelMaxBudget.
+type ModelBudget struct {
+	// MaxBudgetUSD is what may be spent on the model (per BudgetDuration when set); 0
+	// refuses every request for it.
+	MaxBudgetUSD float64 `json:"max_budget_usd"`
+	// BudgetDuration restarts the model's spend from zero every period: "1d"; empty for
+	// all time.
+	BudgetDuration string `json:"budget_duration,omitempty"`
+}
+
+// ModelSpend is what one model of a ModelMaxBudget spent in its current period.
+type ModelSpend struct {
+	CostUSD float64 `json:"cost_usd"`
+	// PeriodStart is when the model's current period began (with a BudgetDuration).
+	PeriodStart *time.Time `json:"period_start,omitempty"`
 }
 
 // Customer describes an end user.
@@ -60,6 +81,9 @@ type Customer struct {
 	RequestsPerMinute int       `json:"requests_per_minute,omitempty"`
 	BudgetID          string    `json:"budget_id,omitempty"`
 	CreatedAt         time.Time `json:"created_at"`
+	// ModelMaxBudget is as CustomerRequest describes it; what each model spent is in
+	// Spend.Models.
+	ModelMaxBudget map[string]ModelBudget `json:"model_max_budget,omitempty"`
 	// CreatedByRequest is true when the first request naming it made it.
 	CreatedByRequest bool `json:"created_by_request,omitempty"`
 	// Spend is what the end user's requests used across every key (in the current period).
@@ -82,6 +106,9 @@ type CustomerUpdate struct {
 	// RequestsPerMinute replaces the end user's requests per minute bound when not nil
 	// (0: none).
 	RequestsPerMinute *int
+	// ModelMaxBudget replaces the end user's per-model budgets whole when not nil; empty
+	// (non-nil) removes them.
+	ModelMaxBudget map[string]ModelBudget
 	// BudgetID, when not nil, makes the end user take that LiteLLM budget's limits; ""
 	// leaves its budget, keeping the budget's values as the end user's own. The end user's
 	// budget fields may not be set beside a non-empty BudgetID.
@@ -154,6 +181,7 @@ func (c *Client) UpdateCustomer(ctx context.Context, id string, u *CustomerUpdat
 		set("blocked", u.Blocked, u.Blocked != nil)
 		set("tokens_per_minute", u.TokensPerMinute, u.TokensPerMinute != nil)
 		set("requests_per_minute", u.RequestsPerMinute, u.RequestsPerMinute != nil)
+		set("model_max_budget", u.ModelMaxBudget, u.ModelMaxBudget != nil)
 		set("budget_id", u.BudgetID, u.BudgetID != nil)
 	}
 	var out Customer

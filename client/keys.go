@@ -154,6 +154,9 @@ type KeySpend struct {
 	CostUSD float64 `json:"cost_usd"`
 	// PeriodStart is when the current budget period began (with BudgetDuration).
 	PeriodStart *time.Time `json:"period_start,omitempty"`
+	// Models is the spend of each model of the model_max_budget (an end user's
+	// Customer.ModelMaxBudget, a key's), in its own period.
+	Models map[string]ModelSpend `json:"models,omitempty"`
 }
 
 // IssueKey issues a virtual key; its Key is shown once, here.

@@ -6,6 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/switchyard-ai/switchyard/client"
@@ -15,8 +20,10 @@ import (
 // records which were given (update changes only those).
 type customerFlags struct {
 	alias, models, budgetDuration, budgetID string
+	modelMaxBudget                          string
 	maxBudget, softBudget                   float64
 	tpm                                     int64
+	rpm                                     int
 	blocked                                 bool
 	set                                     map[string]bool
 }
@@ -30,7 +37,9 @@ func addCustomerFlags(fs *flag.FlagSet) *customerFlags {
 	fs.StringVar(&f.budgetDuration, "budget-duration", "", "period after which the end user's spend starts again from zero: 30d, 12h")
 	fs.BoolVar(&f.blocked, "blocked", false, "every request naming the end user is refused; update: --blocked=false unblocks it")
 	fs.Int64Var(&f.tpm, "tpm", 0, "tokens the end user's answers may use per minute across every key; 0: no bound")
-	fs.StringVar(&f.budgetID, "budget-id", "", "a LiteLLM budget of the key (POST /budget/new) whose limits the end user takes, now and whenever it changes (not with --max-budget-usd, --soft-budget-usd, --budget-duration or --tpm); update: --budget-id \"\" leaves it, keeping its values")
+	fs.IntVar(&f.rpm, "rpm", 0, "requests naming the end user it may make per minute across every key (one more is a 429); 0: no bound")
+	fs.StringVar(&f.modelMaxBudget, "model-max-budget", "", "USD budgets of single models across every key, comma-separated MODEL=USD or MODEL=USD/PERIOD (gpt-4o=10/30d,openai/gpt-4o-mini=2): a spent model's requests are refused; update: replaces them all, \"\" removes them")
+	fs.StringVar(&f.budgetID, "budget-id", "", "a LiteLLM budget of the key (POST /budget/new) whose limits the end user takes, now and whenever it changes (not with --max-budget-usd, --soft-budget-usd, --budget-duration, --tpm, --rpm or --model-max-budget); update: --budget-id \"\" leaves it, keeping its values")
 	return f
 }
 
@@ -54,7 +63,7 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	if sub != "create" && sub != "update" {
-		settings := []string{"alias", "models", "max-budget-usd", "soft-budget-usd", "budget-duration", "blocked", "tpm", "budget-id"}
+		settings := []string{"alias", "models", "max-budget-usd", "soft-budget-usd", "budget-duration", "blocked", "tpm", "rpm", "model-max-budget", "budget-id"}
 		if err := flagsOnlyFor(uf.set, settings, "customers create and customers update"); err != nil {
 			return err
 		}
@@ -65,14 +74,22 @@ func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if len(pos) != 1 {
 			return errors.New("give the end user's id, as the app names it in its requests: switchyard customers create alice --max-budget-usd 5")
 		}
+		modelBudgets, err := parseModelBudgets(uf.modelMaxBudget)
+		if err != nil {
+			return err
+		}
 		return show(c.CreateCustomer(ctx, &client.CustomerRequest{EndUserID: pos[0], Alias: uf.alias, Models: splitModels(uf.models),
 			MaxBudgetUSD: uf.maxBudget, SoftBudgetUSD: uf.softBudget, BudgetDuration: uf.budgetDuration, Blocked: uf.blocked,
-			TokensPerMinute: uf.tpm, BudgetID: uf.budgetID}))
+			TokensPerMinute: uf.tpm, RequestsPerMinute: uf.rpm, ModelMaxBudget: modelBudgets, BudgetID: uf.budgetID}))
 	case "update":
 		if len(pos) != 1 {
 			return errors.New("give one end user id: switchyard customers update alice --max-budget-usd 10")
 		}
-		return show(c.UpdateCustomer(ctx, pos[0], uf.update()))
+		u, err := uf.update()
+		if err != nil {
+			return err
+		}
+		return show(c.UpdateCustomer(ctx, pos[0], u))
 	case "show":
 		if len(pos) != 1 {
 			return errors.New("give one end user id")
@@ -130,20 +147,58 @@ type customerDeletion struct {
 }
 
 // update is the CustomerUpdate of the settings given.
-func (f *customerFlags) update() *client.CustomerUpdate {
+func (f *customerFlags) update() (*client.CustomerUpdate, error) {
 	u := &client.CustomerUpdate{
-		Alias:           given(f.set, "alias", &f.alias),
-		MaxBudgetUSD:    given(f.set, "max-budget-usd", &f.maxBudget),
-		SoftBudgetUSD:   given(f.set, "soft-budget-usd", &f.softBudget),
-		BudgetDuration:  given(f.set, "budget-duration", &f.budgetDuration),
-		Blocked:         given(f.set, "blocked", &f.blocked),
-		TokensPerMinute: given(f.set, "tpm", &f.tpm),
-		BudgetID:        given(f.set, "budget-id", &f.budgetID),
+		Alias:             given(f.set, "alias", &f.alias),
+		MaxBudgetUSD:      given(f.set, "max-budget-usd", &f.maxBudget),
+		SoftBudgetUSD:     given(f.set, "soft-budget-usd", &f.softBudget),
+		BudgetDuration:    given(f.set, "budget-duration", &f.budgetDuration),
+		Blocked:           given(f.set, "blocked", &f.blocked),
+		TokensPerMinute:   given(f.set, "tpm", &f.tpm),
+		RequestsPerMinute: given(f.set, "rpm", &f.rpm),
+		BudgetID:          given(f.set, "budget-id", &f.budgetID),
 	}
 	if f.set["models"] {
 		u.Models = splitModels(f.models)
 	}
-	return u
+	if f.set["model-max-budget"] {
+		m, err := parseModelBudgets(f.modelMaxBudget)
+		if err != nil {
+			return nil, err
+		}
+		u.ModelMaxBudget = m
+		if u.ModelMaxBudget == nil {
+			u.ModelMaxBudget = map[string]client.ModelBudget{} // "" removes them
+		}
+	}
+	return u, nil
+}
+
+// parseModelBudgets reads --model-max-budget: comma-separated MODEL=USD or
+// MODEL=USD/PERIOD (nil for ""). The server checks the models and periods.
+func parseModelBudgets(s string) (map[string]client.ModelBudget, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := map[string]client.ModelBudget{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		i := strings.LastIndex(part, "=")
+		if i <= 0 {
+			return nil, fmt.Errorf("--model-max-budget: %q is not MODEL=USD or MODEL=USD/PERIOD (gpt-4o=10/30d)", part)
+		}
+		model, value := strings.TrimSpace(part[:i]), part[i+1:]
+		usd, period, _ := strings.Cut(value, "/")
+		n, err := strconv.ParseFloat(strings.TrimSpace(usd), 64)
+		if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+			return nil, fmt.Errorf("--model-max-budget: %s: %q is not a USD amount of at least 0", model, usd)
+		}
+		if _, dup := out[model]; dup {
+			return nil, fmt.Errorf("--model-max-budget: %s is given twice", model)
+		}
+		out[model] = client.ModelBudget{MaxBudgetUSD: n, BudgetDuration: strings.TrimSpace(period)}
+	}
+	return out, nil
 }
 
 func customerModels(u client.Customer) string {
@@ -166,6 +221,17 @@ func printCustomer(w io.Writer, u *client.Customer) {
 	}
 	if u.TokensPerMinute > 0 {
 		fmt.Fprintf(w, "tpm:       %d tokens per minute\n", u.TokensPerMinute)
+	}
+	if u.RequestsPerMinute > 0 {
+		fmt.Fprintf(w, "rpm:       %d requests per minute\n", u.RequestsPerMinute)
+	}
+	for _, m := range slices.Sorted(maps.Keys(u.ModelMaxBudget)) {
+		b := u.ModelMaxBudget[m]
+		limit := fmt.Sprintf("$%g", b.MaxBudgetUSD)
+		if b.BudgetDuration != "" {
+			limit += "/" + b.BudgetDuration
+		}
+		fmt.Fprintf(w, "model:     %s budget %s, spent $%.4f\n", m, limit, u.Spend.Models[m].CostUSD)
 	}
 	if u.BudgetID != "" {
 		fmt.Fprintf(w, "budget id: %s (its limits are the end user's)\n", u.BudgetID)

@@ -116,3 +116,40 @@ func newBudget(t *testing.T, base, key, body string) {
 		t.Fatalf("/budget/new: %d", resp.StatusCode)
 	}
 }
+
+// TestCustomersCommandRPMAndModelMaxBudget: customers create --rpm sets and update --rpm
+// replaces the end user's requests per minute; --model-max-budget sets its per-model
+// budgets (MODEL=USD[/PERIOD]), shown with what each spent, update replaces them and ""
+// removes them; a bad value is refused before any request and both flags are refused on
+// show.
+func TestCustomersCommandRPMAndModelMaxBudget(t *testing.T) {
+	gatewayCLIServer(t)
+	code, out, errOut := cli(t, "customers", "create", "carol", "--rpm", "30", "--model-max-budget", "openai/gpt-4o-mini=2.5/30d,openai/gpt-4o=1")
+	if code != 0 || !strings.Contains(out, "rpm:       30 requests per minute") ||
+		!strings.Contains(out, "model:     openai/gpt-4o budget $1, spent $0.0000") || !strings.Contains(out, "model:     openai/gpt-4o-mini budget $2.5/30d, spent $0.0000") {
+		t.Fatalf("create --rpm --model-max-budget: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "customers", "update", "carol", "--rpm", "5", "--model-max-budget", "openai/gpt-4o-mini=3", "--json"); code != 0 ||
+		!strings.Contains(out, `"requests_per_minute": 5`) || !strings.Contains(out, `"max_budget_usd": 3`) || strings.Contains(out, `"openai/gpt-4o":`) {
+		t.Fatalf("update --rpm --model-max-budget: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "customers", "update", "carol", "--model-max-budget", ""); code != 0 || strings.Contains(out, "model:") || !strings.Contains(out, "rpm:       5 requests per minute") {
+		t.Fatalf("update --model-max-budget \"\": %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "customers", "update", "carol", "--rpm", "0", "--json"); code != 0 || strings.Contains(out, "requests_per_minute") {
+		t.Fatalf("update --rpm 0: %d %s %s", code, out, errOut)
+	}
+	for _, bad := range []string{"openai/gpt-4o", "openai/gpt-4o=ten", "openai/gpt-4o=-1", "=1"} {
+		if code, _, errOut := cli(t, "customers", "create", "dave", "--model-max-budget", bad); code == 0 || !strings.Contains(errOut, "--model-max-budget") {
+			t.Fatalf("create --model-max-budget %q: %d %s", bad, code, errOut)
+		}
+	}
+	if code, _, errOut := cli(t, "customers", "create", "dave", "--model-max-budget", "nope/none=1"); code == 0 || !strings.Contains(errOut, "422") || !strings.Contains(errOut, "model_max_budget") {
+		t.Fatalf("create --model-max-budget of a model not served: %d %s", code, errOut)
+	}
+	for _, flag := range []string{"--rpm", "--model-max-budget"} {
+		if code, _, errOut := cli(t, "customers", "show", "carol", flag, "3"); code == 0 || !strings.Contains(errOut, flag+" is for customers create and customers update") {
+			t.Fatalf("%s on show: %d %s", flag, code, errOut)
+		}
+	}
+}

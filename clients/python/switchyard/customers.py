@@ -25,6 +25,7 @@ def create_customer(end_user_id: str, *, alias: Optional[str] = None, models: Op
                     budget_duration: Optional[str] = None, blocked: Optional[bool] = None,
                     tokens_per_minute: Optional[int] = None, budget_id: Optional[str] = None,
                     requests_per_minute: Optional[int] = None,
+                    model_max_budget: Optional[Dict[str, Dict[str, Any]]] = None,
                     client: Optional[Client] = None) -> Dict[str, Any]:
     """Creates an end user of the calling key and returns it (``{"end_user_id", "alias",
     ..., "created_at", "spend"}``). ``end_user_id`` is the id the app gives it in its
@@ -34,11 +35,13 @@ def create_customer(end_user_id: str, *, alias: Optional[str] = None, models: Op
     budget alert and never blocks; ``blocked`` refuses every request naming it;
     ``tokens_per_minute`` bounds the tokens its answers use per minute across every key,
     ``requests_per_minute`` the requests naming it per minute (LiteLLM's rpm_limit: past it
-    a RateLimitError);
+    a RateLimitError); ``model_max_budget`` its USD budgets of single models across every key
+    (``{"openai/gpt-4o": {"max_budget_usd": 10, "budget_duration": "30d"}}``: a spent model is
+    passed over, a request all of whose models are spent a BadRequestError;
+    ``spend["models"]`` says what each spent);
     ``budget_id`` names a LiteLLM budget of the key (``/budget/new``) whose limits it takes,
-    now and whenever the budget changes (the budget fields may not be given with it; a
-    budget with a model_max_budget, which an end user does not hold here, is refused naming
-    budget_id). A bad
+    model_max_budget too, now and whenever the budget changes (the budget fields may not be
+    given with it). A bad
     field raises ValidationError naming it, a ``budget_id`` of no budget NotFoundError; an
     end user of that id already (one a request made: ``update_customer`` it)
     ConflictError."""
@@ -49,7 +52,7 @@ def create_customer(end_user_id: str, *, alias: Optional[str] = None, models: Op
         "max_budget_usd": max_budget_usd, "soft_budget_usd": soft_budget_usd,
         "budget_duration": budget_duration, "blocked": blocked,
         "tokens_per_minute": tokens_per_minute, "requests_per_minute": requests_per_minute,
-        "budget_id": budget_id}.items() if v is not None}
+        "model_max_budget": model_max_budget, "budget_id": budget_id}.items() if v is not None}
     return (client or Client()).request("POST", "/api/v1/customers", body=body)
 
 
@@ -81,7 +84,8 @@ def iterate_customers(*, client: Optional[Client] = None, **filters: Any) -> Ite
 def update_customer(end_user_id: str, *, client: Optional[Client] = None, **fields: Any) -> Dict[str, Any]:
     """Changes the fields given (``alias``, ``models``, ``max_budget_usd``,
     ``soft_budget_usd``, ``budget_duration``, ``blocked``, ``tokens_per_minute``,
-    ``requests_per_minute``, ``budget_id``; ``models=[]`` allows every model; ``budget_id=""`` leaves the end user's
+    ``requests_per_minute``, ``model_max_budget`` (replaced whole; ``{}`` or None removes
+    it), ``budget_id``; ``models=[]`` allows every model; ``budget_id=""`` leaves the end user's
     budget, keeping its values as the end user's own) and returns the end user as it is now; its spend is kept. A bad or unknown field raises
     ValidationError naming it; an unknown end user NotFoundError."""
     return (client or Client()).request("PATCH", _customer_path(end_user_id), body=fields)
