@@ -181,3 +181,39 @@ func TestModelLimitsAllRefused(t *testing.T) {
 		t.Fatalf("a model called and failed: %v; want AllFailedError", err)
 	}
 }
+
+// TestEnclosingModelEntriesAreCharged: a charge through a key's Budget that sits inside an
+// end user's (Within) adds the cost to the entry given for each account: the key's own
+// entry to the key's, the end user's to the end user's, in memory and in the store alike;
+// an account not given one (or without that entry) has its total charged only.
+func TestEnclosingModelEntriesAreCharged(t *testing.T) {
+	ctx := context.Background()
+	one := 1.0
+	keyLimits := BudgetLimits{Models: map[string]ModelLimits{"gpt-4o": {MaxCostUSD: &one}}}
+	userLimits := BudgetLimits{Models: map[string]ModelLimits{"gpt-4o-mini": {MaxCostUSD: &one}}}
+	st := memstore.New()
+	sharedKey, err := CreateSharedBudget(ctx, st, "key/k", keyLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedUser, err := CreateSharedBudget(ctx, st, "enduser/u", userLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pair := range map[string][2]*Budget{"memory": {NewBudget(keyLimits), NewBudget(userLimits)}, "shared": {sharedKey, sharedUser}} {
+		key, user := pair[0], pair[1]
+		b := key.Within(user, "end_user", "u")
+		if _, _, err := b.chargeAccounts(ctx, 10, 0.25, true, []string{"", "gpt-4o-mini"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := b.chargeAccounts(ctx, 10, 0.5, true, []string{"gpt-4o"}); err != nil {
+			t.Fatal(err)
+		}
+		if u := user.Used(ctx); math.Abs(u.CostUSD-0.75) > 1e-9 || u.Models["gpt-4o-mini"].CostUSD != 0.25 || len(u.Models) != 1 {
+			t.Errorf("%s: the end user's account: %+v", name, u)
+		}
+		if u := key.Used(ctx); math.Abs(u.CostUSD-0.75) > 1e-9 || u.Models["gpt-4o"].CostUSD != 0.5 || len(u.Models) != 1 {
+			t.Errorf("%s: the key's account: %+v", name, u)
+		}
+	}
+}
