@@ -38,12 +38,16 @@ type UsageMeter struct {
 	// answer is the answer's text so far, kept while it has reported no usage, for
 	// AnswerTokens.
 	answer answerText
-	// content: an Anthropic stream carried content (text, thinking, a tool call) so far.
+	// content: the stream carried content (text, thinking, a tool call) so far.
 	content bool
-	// failure is an Anthropic stream's first error event (nil: none came); failedEarly
-	// says it came before any content.
+	// failure is a stream's first error (nil: none came): an Anthropic error event, an
+	// OpenAI chunk with an error object (or a Responses API error or response.failed
+	// event), a Gemini error object; failedEarly says it came before any content.
 	failure     *Error
 	failedEarly bool
+	// inArray: the document being read is an element of a JSON array (Gemini's
+	// streamGenerateContent without alt=sse), a stream's response.
+	inArray bool
 }
 
 // NewUsageMeter returns a meter of an answer in format (FormatOpenAI, FormatAnthropic or
@@ -140,12 +144,17 @@ func (m *UsageMeter) Final() bool {
 	return m.found && m.final
 }
 
-// StreamFailure is the error event an Anthropic stream sent (the first, when several came;
-// an overloaded_error mid-stream, say) as a failure of its Kind (the provider and model
-// are the caller's to fill), and whether it came before any content of the answer (text,
-// thinking, a tool call): such a stream answered nothing though its message_start counted
-// the prompt. nil when none came (and for other formats).
+// StreamFailure is the error a stream sent with its 200 (the first, when several came) as
+// a failure of its Kind (the provider and model are the caller's to fill): an Anthropic
+// error event (an overloaded_error mid-stream, say), an OpenAI chat chunk carrying an
+// error object ({"error": {…}}, as OpenAI and compatible servers end a failing stream) or
+// a Responses API error or response.failed event, a Gemini error object (an event, or an
+// element of streamGenerateContent's JSON array). beforeContent says it came before any
+// content of the answer (text, refusal, thinking, a tool call): such a stream answered
+// nothing though its first events may have counted the prompt. nil when none came, and
+// for a JSON answer that is not a stream.
 func (m *UsageMeter) StreamFailure() (failure *Error, beforeContent bool) {
+	m.readBody()
 	if m.failure == nil {
 		return nil, false
 	}
@@ -181,9 +190,11 @@ func (m *UsageMeter) readBody() {
 		if len(body) > 0 && body[0] == '[' {
 			var docs []json.RawMessage
 			if json.Unmarshal(body, &docs) == nil {
+				m.inArray = true
 				for _, d := range docs {
 					m.document(d)
 				}
+				m.inArray = false
 			}
 		} else {
 			m.document(body)
@@ -219,8 +230,7 @@ func (m *UsageMeter) document(b []byte) {
 			if d.Error != nil {
 				code, msg = d.Error.Type, cmp.Or(d.Error.Message, msg)
 			}
-			m.failure = &Error{Kind: bodyErrorKind(code, msg), Code: code, Message: msg}
-			m.failedEarly = !m.content
+			m.failed(bodyErrorKind(code, msg), code, msg)
 			return
 		}
 		for _, blk := range []*anthropicMeteredBlock{d.Delta, d.ContentBlock} {
@@ -255,9 +265,21 @@ func (m *UsageMeter) document(b []byte) {
 			UsageMetadata *geminiUsage          `json:"usageMetadata"`
 			ModelVersion  string                `json:"modelVersion"`
 			Candidates    []geminiMeteredChoice `json:"candidates"`
+			Error         json.RawMessage       `json:"error"`
 		}
 		if json.Unmarshal(b, &d) != nil {
 			return
+		}
+		if (m.sse || m.inArray) && len(d.Error) > 0 && d.Error[0] == '{' {
+			if m.failure == nil {
+				kind, msg, _ := geminiBodyError(b)
+				code, _ := parseGeminiError(b)
+				m.failed(kind, code, cmp.Or(msg, "the stream ended with an error object"))
+			}
+			return
+		}
+		if !m.content && geminiHasContent(d.Candidates) {
+			m.content = true
 		}
 		m.named(d.ModelVersion)
 		if m.sse && !m.final {
@@ -271,16 +293,32 @@ func (m *UsageMeter) document(b []byte) {
 		}
 	case FormatOpenAI:
 		var d struct {
+			Type     string          `json:"type"`
 			Model    string          `json:"model"`
 			Usage    json.RawMessage `json:"usage"`
 			Choices  json.RawMessage `json:"choices"`
+			Delta    json.RawMessage `json:"delta"`
+			Error    json.RawMessage `json:"error"`
+			Code     json.RawMessage `json:"code"`
+			Message  string          `json:"message"`
 			Response *struct {
 				Model string          `json:"model"`
 				Usage json.RawMessage `json:"usage"`
+				Error *struct {
+					Code    string `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
 			} `json:"response"`
 		}
 		if json.Unmarshal(b, &d) != nil {
 			return
+		}
+		if m.sse {
+			m.openAIStreamEvent(b, d.Type, d.Choices, d.Delta, d.Error, d.Code, d.Message)
+			if d.Response != nil && d.Response.Error != nil && d.Type == "response.failed" && m.failure == nil {
+				code, msg := d.Response.Error.Code, cmp.Or(d.Response.Error.Message, "the response failed")
+				m.failed(bodyErrorKind(code, msg), code, msg)
+			}
 		}
 		m.named(d.Model)
 		if !m.found {
@@ -292,6 +330,62 @@ func (m *UsageMeter) document(b []byte) {
 			m.openAIUsage(d.Response.Usage)
 		}
 	}
+}
+
+// failed keeps a stream's first failure, and whether it came before any content.
+func (m *UsageMeter) failed(kind ErrorKind, code, msg string) {
+	if m.failure == nil {
+		m.failure = &Error{Kind: kind, Code: code, Message: msg}
+		m.failedEarly = !m.content
+	}
+}
+
+// openAIStreamEvent notes an OpenAI stream event's content and failure: a chat chunk's
+// choices with text, refusal or a tool call, or a Responses API delta event, are content;
+// a chat chunk's error object ({"error": {…}} or {"error": "text"}) and a Responses API
+// error event ({"type": "error", "code", "message"}) are failures.
+func (m *UsageMeter) openAIStreamEvent(b []byte, typ string, choices, delta, errObj, code json.RawMessage, message string) {
+	if !m.content && (openAIContent(choices) || strings.HasSuffix(typ, ".delta") && isText(delta)) {
+		m.content = true
+	}
+	if m.failure != nil {
+		return
+	}
+	switch {
+	case len(errObj) > 0 && string(errObj) != "null":
+		c, msg := parseOpenAIError(b)
+		msg = cmp.Or(msg, "the stream ended with an error object")
+		m.failed(bodyErrorKind(c, msg), c, msg)
+	case typ == "error":
+		c := upstreamString(code)
+		msg := cmp.Or(message, "the stream ended with an error event")
+		m.failed(bodyErrorKind(c, msg), c, msg)
+	}
+}
+
+// openAIContent reports whether raw, a chat chunk's choices, carries any text, refusal or
+// tool call.
+func openAIContent(raw json.RawMessage) bool {
+	if len(raw) == 0 || raw[0] != '[' {
+		return false
+	}
+	var choices []meteredChoice
+	if json.Unmarshal(raw, &choices) != nil {
+		return false
+	}
+	return slices.ContainsFunc(choices, func(c meteredChoice) bool { return c.hasText() })
+}
+
+// geminiHasContent reports whether any of cands carries text or a function call.
+func geminiHasContent(cands []geminiMeteredChoice) bool {
+	for _, c := range cands {
+		for _, p := range c.Content.Parts {
+			if isText(p.Text) || p.FunctionCall != nil && isText(p.FunctionCall.Name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // openAIUsage reads raw, a usage object of chat completions (prompt_tokens, …) or of the

@@ -478,8 +478,9 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	unbilled := false
 	if err == nil && meter != nil {
 		if f, early := meter.StreamFailure(); f != nil {
-			// An Anthropic stream that ended with an error event failed, though its status
-			// was 200. Before any content (only message_start, which counted the prompt) it
+			// A stream that ended with an error event (Anthropic's; an OpenAI chunk's or a
+			// Gemini error object) failed, though its status was 200. Before any content
+			// (only Anthropic's message_start, which counted the prompt, say) it
 			// answered nothing and is billed nothing, as the gateway's own routes bill a
 			// stream failing before its first fragment: Anthropic gives such an event as what
 			// a request answered with an error status gets (an overloaded_error is a 529),
