@@ -359,7 +359,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	if err != nil {
 		return nil, err
 	}
-	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets,
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, providers.AudioTranscription, req.Tags, p.targets,
 		func(m string) ([]target, error) { return g.audioTargets(m, false) }, nil)...)
 	// A transcription is billed by the audio's length or its tokens, which only the JSON
 	// answers report. A text answer is asked as JSON (verbose_json of the providers other
@@ -468,7 +468,7 @@ func (g *Gateway) Speak(ctx context.Context, scope Scope, req *SpeechRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets,
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, providers.AudioSpeech, req.Tags, p.targets,
 		func(m string) ([]target, error) { return g.audioTargets(m, true) }, nil)...)
 	if preq.StreamFormat == "sse" {
 		// tts-1 and tts-1-hd answer no server-sent events (OpenAI refuses them): a group's

@@ -517,7 +517,7 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 	}
 	// The fallbacks (opFallbacks) after the cache, whose keys are the models asked'.
 	asked := p.targets
-	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets, g.embeddingTargets, nil)...)
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, providers.EmbeddingMode, req.Tags, p.targets, g.embeddingTargets, nil)...)
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err

@@ -205,7 +205,7 @@ func (g *Gateway) EditImages(ctx context.Context, scope Scope, req *ImageEditReq
 		}
 	}
 	fallbacks := func(have []target) []target {
-		return g.opFallbacks(ctx, scope, model, req.Tags, have, g.editTargets, func(t target) bool {
+		return g.opFallbacks(ctx, scope, model, providers.ImageMode, req.Tags, have, g.editTargets, func(t target) bool {
 			return req.checkEditFamily(gen, imageFamily(g.priceName(t.name)), t.name) == nil
 		})
 	}

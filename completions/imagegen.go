@@ -410,7 +410,7 @@ func (g *Gateway) GenerateImages(ctx context.Context, scope Scope, req *ImageGen
 		}
 	}
 	fallbacks := func(have []target) []target {
-		return g.opFallbacks(ctx, scope, model, req.Tags, have, g.imageTargets, func(t target) bool {
+		return g.opFallbacks(ctx, scope, model, providers.ImageMode, req.Tags, have, g.imageTargets, func(t target) bool {
 			return req.checkFamily(imageFamily(g.priceName(t.name)), t.name) == nil
 		})
 	}

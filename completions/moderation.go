@@ -225,7 +225,7 @@ func (g *Gateway) Moderate(ctx context.Context, scope Scope, req *ModerationRequ
 		return nil, err
 	}
 	p, err := g.enterOp(ctx, scope, req.Model, req.Tags, targets, func(have []target) []target {
-		return g.opFallbacks(ctx, scope, model, req.Tags, have, g.moderationTargets, nil)
+		return g.opFallbacks(ctx, scope, model, providers.ModerationMode, req.Tags, have, g.moderationTargets, nil)
 	})
 	if err != nil {
 		return nil, err

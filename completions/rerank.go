@@ -414,7 +414,7 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	}
 	// The fallbacks (opFallbacks) after the cache, whose key is the models asked'.
 	asked := p.targets
-	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, req.Tags, p.targets, g.rerankTargets, nil)...)
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, providers.RerankMode, req.Tags, p.targets, g.rerankTargets, nil)...)
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err
