@@ -93,3 +93,63 @@ func TestScopeCallTimeout(t *testing.T) {
 		t.Fatalf("scope call timeout 50 ms: err %v, want a timeout", err)
 	}
 }
+
+// fakeLogprobsProvider is a provider that gives log probabilities: its answer "Yes" with
+// one token's, and the Logprobs and TopLogprobs of the last request it got.
+type fakeLogprobsProvider struct {
+	asked bool
+	top   int
+}
+
+func (f *fakeLogprobsProvider) Name() string { return "lp" }
+
+func (f *fakeLogprobsProvider) SupportsLogprobs(string, *providers.Request) (bool, string) {
+	return true, ""
+}
+
+func (f *fakeLogprobsProvider) Complete(_ context.Context, req *providers.Request) (*providers.Response, error) {
+	f.asked, f.top = req.Logprobs, req.TopLogprobs
+	resp := &providers.Response{Text: "Yes", Model: req.Model, FinishReason: "stop", Usage: providers.Usage{PromptTokens: 3, CompletionTokens: 1}}
+	if req.Logprobs {
+		resp.Logprobs = &providers.Logprobs{Content: []providers.TokenLogprob{{Token: "Yes", Logprob: -0.25,
+			TopLogprobs: []providers.TopLogprob{{Token: "Yes", Logprob: -0.25}, {Token: "No", Logprob: -1.5}}[:req.TopLogprobs]}}}
+	}
+	return resp, nil
+}
+
+func (f *fakeLogprobsProvider) Stream(context.Context, *providers.Request) (providers.Stream, error) {
+	return nil, &providers.Error{Kind: providers.KindBadRequest, Message: "no streams"}
+}
+
+// TestResolverPassesLogprobs: a library caller of the gateway as a provider (Resolver)
+// that asks for log probabilities gets them, with the top alternatives it asked; one that
+// does not gets none.
+func TestResolverPassesLogprobs(t *testing.T) {
+	up := &fakeLogprobsProvider{}
+	g, err := New(Options{Providers: providers.NewRegistry(up)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, model, err := Resolver{Gateway: g, Scope: Scope{Owner: "k"}}.Resolve("lp/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []providers.Message{{Role: "user", Content: "yes?"}}
+	resp, err := p.Complete(context.Background(), &providers.Request{Model: model, Messages: msgs, Logprobs: true, TopLogprobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !up.asked || up.top != 2 {
+		t.Errorf("upstream asked logprobs %v top %d, want true 2", up.asked, up.top)
+	}
+	if resp.Logprobs == nil || len(resp.Logprobs.Content) != 1 || resp.Logprobs.Content[0].Token != "Yes" || len(resp.Logprobs.Content[0].TopLogprobs) != 2 {
+		t.Fatalf("logprobs %+v, want Yes's with 2 alternatives", resp.Logprobs)
+	}
+	resp, err = p.Complete(context.Background(), &providers.Request{Model: model, Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.asked || resp.Logprobs != nil {
+		t.Errorf("not asked: upstream asked %v, answer's logprobs %+v", up.asked, resp.Logprobs)
+	}
+}
