@@ -148,6 +148,12 @@ type GeminiGenerationConfig struct {
 	ThinkingConfig *GeminiThinkingConfig `json:"thinkingConfig,omitempty"`
 	// ResponseModalities other than TEXT are refused.
 	ResponseModalities []string `json:"responseModalities,omitempty"`
+	// ResponseLogprobs asks for the log probability of each token of the answer
+	// (candidates[].logprobsResult) and Logprobs (0 to 20, with responseLogprobs only) for
+	// that many likeliest candidates at each step, as Gemini's do; only models that give
+	// them are tried (as chat completions' logprobs and top_logprobs).
+	ResponseLogprobs bool `json:"responseLogprobs,omitempty"`
+	Logprobs         *int `json:"logprobs,omitempty" jsonschema:"minimum=0,maximum=20"`
 }
 
 // GeminiThinkingConfig is generationConfig.thinkingConfig.
@@ -505,6 +511,13 @@ func (r *GeminiGenerateRequest) generationConfig(c *OpenAIChatRequest) error {
 	c.Temperature, c.TopP, c.MaxCompletionTokens = gc.Temperature, gc.TopP, gc.MaxOutputTokens
 	c.Stop = OpenAIStop(gc.StopSequences)
 	c.Seed, c.PresencePenalty, c.FrequencyPenalty = gc.Seed, gc.PresencePenalty, gc.FrequencyPenalty
+	if gc.ResponseLogprobs {
+		c.Logprobs = json.RawMessage("true")
+	}
+	if gc.Logprobs != nil {
+		// Checked as top_logprobs (0 to 20, with responseLogprobs only), named as Gemini's.
+		c.TopLogprobs = json.RawMessage(strconv.Itoa(*gc.Logprobs))
+	}
 	if gc.TopK != nil {
 		k := int(*gc.TopK)
 		if k < 1 || float64(k) != *gc.TopK {
@@ -733,6 +746,7 @@ func geminiField(fields map[int]string, toolFields []string, f string) string {
 		"response_format": "generationConfig.responseSchema", "tool_choice": "toolConfig.functionCallingConfig",
 		"thinking": "generationConfig.thinkingConfig", "seed": "generationConfig.seed",
 		"presence_penalty": "generationConfig.presencePenalty", "frequency_penalty": "generationConfig.frequencyPenalty",
+		"logprobs": "generationConfig.responseLogprobs", "top_logprobs": "generationConfig.logprobs",
 		"search": "tools.googleSearch", "metadata.tags": "labels", "safety_settings": "safetySettings",
 		"code_execution": "tools.codeExecution", "url_context": "tools.urlContext",
 	} {

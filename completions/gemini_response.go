@@ -34,6 +34,55 @@ type GeminiCandidate struct {
 	GroundingMetadata *GeminiGroundingMetadata `json:"groundingMetadata,omitempty"`
 	// URLContextMetadata is what Gemini's URL context tool read, as Gemini sent it.
 	URLContextMetadata json.RawMessage `json:"urlContextMetadata,omitempty" jsonschema:"type=object"`
+	// LogprobsResult and AvgLogprobs are the log probabilities of the candidate's tokens
+	// (of a streamed chunk's: those of its text) when the request asked for them
+	// (generationConfig.responseLogprobs), and their mean.
+	LogprobsResult *GeminiLogprobsResult `json:"logprobsResult,omitempty"`
+	AvgLogprobs    *float64              `json:"avgLogprobs,omitempty"`
+}
+
+// GeminiLogprobsResult is a candidate's logprobsResult: the tokens chosen, in order, and
+// at each step the likeliest candidates (as many as generationConfig.logprobs asked;
+// empty when it asked none). Token ids are not given: the answering model may be one
+// that gives none.
+type GeminiLogprobsResult struct {
+	TopCandidates    []GeminiTopCandidates    `json:"topCandidates"`
+	ChosenCandidates []GeminiLogprobCandidate `json:"chosenCandidates"`
+}
+
+// GeminiTopCandidates are the likeliest candidates at one step, likeliest first.
+type GeminiTopCandidates struct {
+	Candidates []GeminiLogprobCandidate `json:"candidates"`
+}
+
+// GeminiLogprobCandidate is a token and its (natural) log probability.
+type GeminiLogprobCandidate struct {
+	Token          string  `json:"token"`
+	LogProbability float64 `json:"logProbability"`
+}
+
+// setLogprobs sets c's logprobsResult and avgLogprobs from tokens (nothing when tokens is
+// nil: the request asked for none).
+func (c *GeminiCandidate) setLogprobs(tokens []providers.TokenLogprob) {
+	if tokens == nil {
+		return
+	}
+	r := &GeminiLogprobsResult{TopCandidates: make([]GeminiTopCandidates, len(tokens)), ChosenCandidates: make([]GeminiLogprobCandidate, len(tokens))}
+	sum := 0.0
+	for i, t := range tokens {
+		r.ChosenCandidates[i] = GeminiLogprobCandidate{Token: t.Token, LogProbability: t.Logprob}
+		top := make([]GeminiLogprobCandidate, len(t.TopLogprobs))
+		for j, a := range t.TopLogprobs {
+			top[j] = GeminiLogprobCandidate{Token: a.Token, LogProbability: a.Logprob}
+		}
+		r.TopCandidates[i] = GeminiTopCandidates{Candidates: top}
+		sum += t.Logprob
+	}
+	c.LogprobsResult = r
+	if len(tokens) > 0 {
+		avg := sum / float64(len(tokens))
+		c.AvgLogprobs = &avg
+	}
 }
 
 // GeminiGroundingMetadata is a candidate's groundingMetadata: the pages its answer was
@@ -152,9 +201,17 @@ func NewGeminiResponseN(resps []*Response, model string, thoughts bool) *GeminiR
 		if parts == nil {
 			parts = []GeminiPart{}
 		}
-		out.Candidates = append(out.Candidates, GeminiCandidate{Content: GeminiContent{Role: "model", Parts: parts},
+		cand := GeminiCandidate{Content: GeminiContent{Role: "model", Parts: parts},
 			FinishReason: GeminiFinishReason(resp.FinishReason), Index: i, GroundingMetadata: geminiGrounding(resp.Sources),
-			URLContextMetadata: resp.URLContextMetadata})
+			URLContextMetadata: resp.URLContextMetadata}
+		if lp := resp.Logprobs; lp != nil {
+			tokens := lp.Content
+			if resp.Text() == "" && resp.Refusal != "" {
+				tokens = lp.Refusal // the refusal is the candidate's text
+			}
+			cand.setLogprobs(append([]providers.TokenLogprob{}, tokens...))
+		}
+		out.Candidates = append(out.Candidates, cand)
 		u = addGeminiUsage(u, resp.Usage)
 		if i == 0 {
 			out.ResponseID = resp.ResponseMessageID
@@ -318,14 +375,19 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 			calls.add(c.ToolCall)
 		case c.Type == EventText && c.Text != "":
 			wroteText = true
-			if err := e.chunk(chunk([]GeminiPart{{Text: new(c.Text)}})); err != nil {
+			ck := chunk([]GeminiPart{{Text: new(c.Text)}})
+			if c.Logprobs != nil {
+				ck.Candidates[0].setLogprobs(append([]providers.TokenLogprob{}, c.Logprobs.Content...))
+			}
+			if err := e.chunk(ck); err != nil {
 				return err
 			}
 		}
 	}
 	parts := []GeminiPart{}
 	resp := st.Response()
-	if resp != nil && resp.Refusal != "" && !wroteText {
+	refused := resp != nil && resp.Refusal != "" && !wroteText
+	if refused {
 		parts = append(parts, GeminiPart{Text: new(resp.Refusal)})
 	}
 	for _, call := range calls.sorted() {
@@ -337,6 +399,9 @@ func WriteGeminiStream(rw http.ResponseWriter, st *ResponseStream, model string,
 	if resp != nil {
 		last.Candidates[0].FinishReason = GeminiFinishReason(resp.FinishReason)
 		last.UsageMetadata = geminiUsage(resp.Usage)
+		if refused && resp.Logprobs != nil {
+			last.Candidates[0].setLogprobs(append([]providers.TokenLogprob{}, resp.Logprobs.Refusal...))
+		}
 	}
 	if err := e.chunk(last); err != nil {
 		return err
