@@ -56,6 +56,9 @@ func (g gatewayProvider) request(req *providers.Request) *Request {
 				if p.File != nil {
 					content[i] = ContentBlock{Type: "file", File: p.File}
 				}
+				if p.Audio != nil {
+					content[i] = ContentBlock{Type: "audio", Audio: p.Audio}
+				}
 			}
 		}
 		out.Messages = append(out.Messages, Message{Role: m.Role, Content: content,

@@ -787,6 +787,7 @@ func usageOf(u providers.Usage, c Costs) Usage {
 		CacheCreationTokens:   u.CacheCreationTokens,
 		CacheCreation1hTokens: u.CacheCreation1hTokens,
 		WebSearches:           u.WebSearches,
+		PromptAudioTokens:     u.PromptAudioTokens,
 		Costs:                 c,
 	}
 }

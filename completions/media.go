@@ -16,6 +16,11 @@ func imageBlock(img providers.Image) ContentBlock {
 	return ContentBlock{Type: "image", Image: &img}
 }
 
+// audioBlock is the block of a.
+func audioBlock(a providers.Audio) ContentBlock {
+	return ContentBlock{Type: "audio", Audio: &a}
+}
+
 // fileBlock is the block of f.
 func fileBlock(f providers.File) ContentBlock {
 	return ContentBlock{Type: "file", File: &f}
@@ -29,25 +34,26 @@ func imageFieldError(field string, err error) error {
 	if !errors.As(err, &ie) {
 		return invalid(field, "%v", err)
 	}
-	sub := map[string]string{"url": "url", "detail": "detail", "media_type": "format", "filename": "filename"}[ie.Field]
+	sub := map[string]string{"url": "url", "detail": "detail", "media_type": "format", "filename": "filename", "data": "data", "format": "format"}[ie.Field]
 	if strings.HasSuffix(field, ".file") && sub == "url" {
 		sub = "file_data"
 	}
 	return invalid(field+"."+sub, "%s", ie.Reason)
 }
 
-// parts is the message's content for providers.Message.Parts: nil without images or files.
+// parts is the message's content for providers.Message.Parts: nil without images, files
+// or recordings.
 func (m *Message) parts() []providers.Part {
 	has := false
 	for _, c := range m.Content {
-		has = has || c.Image != nil || c.File != nil
+		has = has || c.Image != nil || c.File != nil || c.Audio != nil
 	}
 	if !has {
 		return nil
 	}
 	out := make([]providers.Part, len(m.Content))
 	for i, c := range m.Content {
-		out[i] = providers.Part{Text: c.Text, Image: c.Image, File: c.File}
+		out[i] = providers.Part{Text: c.Text, Image: c.Image, File: c.File, Audio: c.Audio}
 	}
 	return out
 }

@@ -273,14 +273,22 @@ func (r *OpenAIChatRequest) checkUnsupported() error {
 }
 
 // OpenAIContentPart is one part of an array content: "text" (Text), "image_url"
-// (ImageURL) or "file" (File); assistant messages may also have "refusal" parts (Refusal),
-// read as text.
+// (ImageURL), "file" (File) or "input_audio" (InputAudio); assistant messages may also have
+// "refusal" parts (Refusal), read as text.
 type OpenAIContentPart struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text,omitempty"`
-	Refusal  string          `json:"refusal,omitempty"`
-	ImageURL *OpenAIImageURL `json:"image_url,omitempty"`
-	File     *OpenAIFile     `json:"file,omitempty"`
+	Type       string            `json:"type"`
+	Text       string            `json:"text,omitempty"`
+	Refusal    string            `json:"refusal,omitempty"`
+	ImageURL   *OpenAIImageURL   `json:"image_url,omitempty"`
+	File       *OpenAIFile       `json:"file,omitempty"`
+	InputAudio *OpenAIInputAudio `json:"input_audio,omitempty"`
+}
+
+// OpenAIInputAudio is an input_audio part's recording: base64 Data (not a data URL) in
+// Format wav or mp3. Only OpenAI-format and Gemini models take it; others are passed over.
+type OpenAIInputAudio struct {
+	Data   string `json:"data" jsonschema:"required"`
+	Format string `json:"format" jsonschema:"required,enum=wav,enum=mp3"`
 }
 
 // OpenAIFile is a file part's document: a PDF as a base64 data URL in FileData (or, as an
@@ -576,6 +584,12 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].file.file_data", i, j), "is required")
 			case p.Type == "file":
 				blocks[j] = fileBlock(providers.File{URL: p.File.FileData, Filename: p.File.Filename})
+			case p.Type == "input_audio" && m.Role != "user":
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "audio is accepted in user messages only, got it in a %q message", m.Role)
+			case p.Type == "input_audio" && p.InputAudio == nil:
+				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].input_audio", i, j), "is required")
+			case p.Type == "input_audio":
+				blocks[j] = audioBlock(providers.Audio{Data: p.InputAudio.Data, Format: p.InputAudio.Format})
 			default:
 				return nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be %s, got %q", chatPartTypes(m.Role), p.Type)
 			}
@@ -592,11 +606,12 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 }
 
 // chatPartTypes is the content part types a chat message of role accepts, as its refusal
-// of another type lists them: a user's may have images and files, an assistant's refusals.
+// of another type lists them: a user's may have images, files and audio, an assistant's
+// refusals.
 func chatPartTypes(role string) string {
 	switch role {
 	case "user":
-		return "text, image_url or file"
+		return "text, image_url, file or input_audio"
 	case "assistant":
 		return "text or refusal"
 	default:
@@ -706,6 +721,8 @@ type OpenAIUsage struct {
 // OpenAIPromptDetails breaks prompt tokens down.
 type OpenAIPromptDetails struct {
 	CachedTokens int `json:"cached_tokens"`
+	// AudioTokens are the prompt's input_audio tokens (absent without audio).
+	AudioTokens int `json:"audio_tokens,omitempty"`
 }
 
 // OpenAICompletionDetail breaks completion tokens down.
@@ -735,7 +752,7 @@ func openAIUsage(r *Response) *OpenAIUsage {
 	u := r.Usage
 	return &OpenAIUsage{
 		PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
-		PromptTokensDetails:     &OpenAIPromptDetails{CachedTokens: u.CachedTokens},
+		PromptTokensDetails:     &OpenAIPromptDetails{CachedTokens: u.CachedTokens, AudioTokens: u.PromptAudioTokens},
 		CompletionTokensDetails: &OpenAICompletionDetail{ReasoningTokens: u.ReasoningTokens},
 		Estimated:               r.UsageEstimated,
 	}

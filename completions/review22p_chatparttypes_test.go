@@ -11,7 +11,7 @@ import (
 // an assistant's refusal parts are among them, a user's images and files, a system's text.
 func TestReview22pChatUnknownPartNamesRoleTypes(t *testing.T) {
 	for role, want := range map[string]string{
-		"user":      "must be text, image_url or file",
+		"user":      "must be text, image_url, file or input_audio",
 		"assistant": "must be text or refusal",
 		"system":    "must be text,",
 		"developer": "must be text,",

@@ -8,9 +8,10 @@ import (
 	"github.com/switchyard-ai/switchyard/providers"
 )
 
-// ContentBlock is one block of a message's content. Type is "text", or "image" (Image set)
-// or "file" (File set) in a user turn of a stateless request (the OpenAI-compatible surfaces and
-// OpenAIChatRequest.ToRequest): the native API and stored conversations hold text only.
+// ContentBlock is one block of a message's content. Type is "text", or "image" (Image set),
+// "file" (File set) or "audio" (Audio set) in a user turn of a stateless request (the
+// OpenAI-compatible surfaces and OpenAIChatRequest.ToRequest): the native API and stored
+// conversations hold text only.
 type ContentBlock struct {
 	Type string `json:"type" jsonschema:"required,enum=text"`
 	Text string `json:"text" jsonschema:"required"`
@@ -18,6 +19,8 @@ type ContentBlock struct {
 	Image *providers.Image `json:"-"`
 	// File is the block's document (a PDF) when Type is "file".
 	File *providers.File `json:"-"`
+	// Audio is the block's recording (chat's input_audio) when Type is "audio".
+	Audio *providers.Audio `json:"-"`
 }
 
 // Message is one turn of a completions conversation.
@@ -47,7 +50,7 @@ func TextMessage(role, text string) Message {
 	return Message{Role: role, Content: []ContentBlock{{Type: "text", Text: text}}}
 }
 
-// Text joins the message's text blocks (images and files are left out).
+// Text joins the message's text blocks (images, files and recordings are left out).
 func (m *Message) Text() string {
 	if len(m.Content) == 1 {
 		return m.Content[0].Text
@@ -55,7 +58,7 @@ func (m *Message) Text() string {
 	var b strings.Builder
 	n := 0
 	for _, c := range m.Content {
-		if c.Image != nil || c.File != nil {
+		if c.Image != nil || c.File != nil || c.Audio != nil {
 			continue
 		}
 		if n > 0 {
@@ -288,8 +291,11 @@ type Usage struct {
 	CacheCreation1hTokens int `json:"cacheCreation1hTokens,omitempty"`
 	// WebSearches counts the provider's own web searches for the answer (an extension),
 	// billed per search (Costs.SearchCost).
-	WebSearches int   `json:"webSearches,omitempty"`
-	Costs       Costs `json:"costs"`
+	WebSearches int `json:"webSearches,omitempty"`
+	// PromptAudioTokens are the part of PromptTokens that input_audio parts made, as the
+	// upstream reported them, priced at the model's audio input rate.
+	PromptAudioTokens int   `json:"promptAudioTokens,omitempty"`
+	Costs             Costs `json:"costs"`
 }
 
 // Attempt reports one upstream call made for a request.

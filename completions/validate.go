@@ -188,9 +188,9 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		}
 		blank := true
 		for j, c := range m.Content {
-			media := c.Type == "image" || c.Type == "file"
+			media := c.Type == "image" || c.Type == "file" || c.Type == "audio"
 			switch {
-			case c.Type == "text" && c.Image == nil && c.File == nil:
+			case c.Type == "text" && c.Image == nil && c.File == nil && c.Audio == nil:
 			case c.Type == "image" && c.Image != nil && req.ephemeral && m.Role == "user":
 				if err := providers.CheckImage(*c.Image); err != nil {
 					return nil, nil, imageFieldError(fmt.Sprintf("messages[%d].content[%d].image_url", i, j), err)
@@ -203,10 +203,16 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 				}
 				blank = false
 				continue
+			case c.Type == "audio" && c.Audio != nil && req.ephemeral && m.Role == "user":
+				if err := providers.CheckAudio(*c.Audio); err != nil {
+					return nil, nil, imageFieldError(fmt.Sprintf("messages[%d].content[%d].input_audio", i, j), err)
+				}
+				blank = false
+				continue
 			case media && req.ephemeral:
-				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images and files are accepted in user messages only, got one in a %q message", m.Role)
+				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images, files and audio are accepted in user messages only, got one in a %q message", m.Role)
 			case media:
-				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images and files are accepted by the OpenAI-compatible surfaces only (stored conversations hold text)")
+				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "images, files and audio are accepted by the OpenAI-compatible surfaces only (stored conversations hold text)")
 			default:
 				return nil, nil, invalid(fmt.Sprintf("messages[%d].content[%d].type", i, j), "must be text, got %q", c.Type)
 			}

@@ -45,6 +45,9 @@ type Price struct {
 	// (Usage.CacheCreation1hTokens): the catalogue's rate, else twice the input rate.
 	CacheCreation1hPerToken float64
 	ReasoningPerToken       float64
+	// InputPerAudioToken prices the audio part of a chat prompt (Usage.PromptAudioTokens:
+	// input_audio parts): LiteLLM's input_cost_per_audio_token; 0 for the input rate.
+	InputPerAudioToken      float64
 	MaxInputTokens          int // 0 when the catalogue does not say
 	MaxOutputTokens         int
 	SupportsFunctionCalling bool
@@ -269,6 +272,9 @@ func (e catalogEntry) price(key string) Price {
 	}
 	if e.Reasoning.ok {
 		p.ReasoningPerToken = e.Reasoning.v
+	}
+	if e.InputPerAudioToken.ok {
+		p.InputPerAudioToken = e.InputPerAudioToken.v
 	}
 	if sc := e.SearchCost; sc != nil {
 		for _, f := range []flexFloat{sc.Medium, sc.Low, sc.High} {
@@ -664,9 +670,9 @@ func (c *Catalog) lookupCanonicalWhere(provider, canon string, keep func(Price) 
 }
 
 // Cost prices u for model. Cached prompt tokens are priced at the cache-read rate, cache
-// writes at the cache-creation rate and reasoning tokens at the reasoning rate where the
-// catalogue has them. An unknown model costs 0 with Known false. Tiered (long-context)
-// rates are not applied.
+// writes at the cache-creation rate, the prompt's audio tokens at the audio input rate and
+// reasoning tokens at the reasoning rate where the catalogue has them. An unknown model
+// costs 0 with Known false. Tiered (long-context) rates are not applied.
 func (c *Catalog) Cost(model string, u Usage) Cost {
 	p, ok := c.Lookup(model)
 	if !ok || !p.Known {
@@ -682,9 +688,14 @@ func (p Price) Cost(u Usage) Cost {
 	}
 	p = p.at(u.PromptTokens)
 	uncached := max(u.PromptTokens-u.CachedTokens-u.CacheCreationTokens, 0)
+	// The prompt's audio (uncached: a recording's tokens are its own) at the audio rate.
+	audio, audioRate := min(u.PromptAudioTokens, uncached), p.InputPerAudioToken
+	if audioRate == 0 {
+		audioRate = p.InputPerToken
+	}
 	plainOut := max(u.CompletionTokens-u.ReasoningTokens, 0)
 	oneHour := min(u.CacheCreation1hTokens, u.CacheCreationTokens)
-	in := float64(uncached)*p.InputPerToken + float64(u.CachedTokens)*p.CacheReadPerToken +
+	in := float64(uncached-audio)*p.InputPerToken + float64(audio)*audioRate + float64(u.CachedTokens)*p.CacheReadPerToken +
 		float64(u.CacheCreationTokens-oneHour)*p.CacheCreationPerToken + float64(oneHour)*p.CacheCreation1hPerToken
 	out := float64(plainOut)*p.OutputPerToken + float64(u.ReasoningTokens)*p.ReasoningPerToken
 	return Cost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true, SearchUSD: float64(u.WebSearches) * p.SearchPerQuery}

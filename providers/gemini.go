@@ -166,13 +166,17 @@ type geminiFileData struct {
 	FileURI  string `json:"fileUri"`
 }
 
-// geminiParts is a user turn's text, images and documents as parts. An image URL whose type neither
+// geminiParts is a user turn's text, images, documents and recordings as parts. An image URL whose type neither
 // its extension nor anything else tells is refused: Gemini's fileData needs the type.
 func (g *Gemini) geminiParts(i int, parts []Part) ([]geminiPart, error) {
 	out := make([]geminiPart, 0, len(parts))
 	for j, p := range parts {
 		if f := p.File; f != nil {
 			out = append(out, geminiMedia(f.URL, FileMediaType))
+			continue
+		}
+		if a := p.Audio; a != nil {
+			out = append(out, geminiPart{InlineData: &geminiBlob{MimeType: AudioMediaType(a.Format), Data: a.Data}})
 			continue
 		}
 		img := p.Image
@@ -517,6 +521,10 @@ func functionResponse(content string) json.RawMessage {
 	return out
 }
 
+// SupportsAudioInput implements AudioInputSupporter: Gemini takes recordings as inline
+// data.
+func (g *Gemini) SupportsAudioInput(string, *Request) (bool, string) { return true, "" }
+
 // Check refuses tool parameter and response schemas that Gemini's OpenAPI-subset schema
 // dialect cannot express, naming the keyword, and image URLs whose type it cannot tell.
 func (g *Gemini) Check(model string, req *Request) error {
@@ -681,15 +689,53 @@ type geminiUsage struct {
 	CandidatesTokenCount    int `json:"candidatesTokenCount"`
 	ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
 	CachedContentTokenCount int `json:"cachedContentTokenCount"`
+	// PromptTokensDetails is read for its AUDIO count only.
+	PromptTokensDetails geminiAudioCount `json:"promptTokensDetails"`
 }
 
 func (u geminiUsage) usage() Usage {
 	return Usage{
-		PromptTokens:     u.PromptTokenCount,
-		CompletionTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
-		ReasoningTokens:  u.ThoughtsTokenCount,
-		CachedTokens:     u.CachedContentTokenCount,
+		PromptTokens:      u.PromptTokenCount,
+		CompletionTokens:  u.CandidatesTokenCount + u.ThoughtsTokenCount,
+		ReasoningTokens:   u.ThoughtsTokenCount,
+		CachedTokens:      u.CachedContentTokenCount,
+		PromptAudioTokens: int(u.PromptTokensDetails),
 	}
+}
+
+// geminiAudioCount is the tokenCount of the AUDIO entry of a list of Gemini's
+// ModalityTokenCount ({"modality": "AUDIO", "tokenCount": n}), 0 without one.
+type geminiAudioCount int
+
+// UnmarshalJSON reads the list. Gemini sends it in every chunk of a stream: a list without
+// AUDIO is not decoded, so that text answers cost no allocations for it.
+func (c *geminiAudioCount) UnmarshalJSON(b []byte) error {
+	*c = 0
+	if !bytes.Contains(b, []byte(`"AUDIO"`)) {
+		return nil
+	}
+	var entries []struct {
+		Modality   geminiModality `json:"modality"`
+		TokenCount int            `json:"tokenCount"`
+	}
+	if err := json.Unmarshal(b, &entries); err != nil {
+		return nil // a count the gateway cannot read is not a failed answer
+	}
+	for _, e := range entries {
+		if e.Modality {
+			*c += geminiAudioCount(e.TokenCount)
+		}
+	}
+	return nil
+}
+
+// geminiModality is whether a modality is AUDIO.
+type geminiModality bool
+
+// UnmarshalJSON compares the name without making a string of it.
+func (m *geminiModality) UnmarshalJSON(b []byte) error {
+	*m = string(b) == `"AUDIO"`
+	return nil
 }
 
 type geminiResponse struct {

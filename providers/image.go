@@ -26,12 +26,13 @@ type Image struct {
 	MediaType string `json:"media_type,omitempty"`
 }
 
-// Part is one part of a turn's content, in order: text, an image (Image non-nil) or a
-// document (File non-nil).
+// Part is one part of a turn's content, in order: text, an image (Image non-nil), a
+// document (File non-nil) or a recording (Audio non-nil).
 type Part struct {
 	Text  string `json:"text,omitempty"`
 	Image *Image `json:"image,omitempty"`
 	File  *File  `json:"file,omitempty"`
+	Audio *Audio `json:"audio,omitempty"`
 }
 
 // ImageMediaTypes are the image types every adapter's upstream takes (the intersection of
@@ -190,11 +191,11 @@ func wellFormedBase64(s string) bool {
 	return true
 }
 
-// hasImages reports whether any turn of msgs has an image or a file.
+// hasImages reports whether any turn of msgs has an image, a file or a recording.
 func hasImages(msgs []Message) bool {
 	for i := range msgs {
 		for _, p := range msgs[i].Parts {
-			if p.Image != nil || p.File != nil {
+			if p.Image != nil || p.File != nil || p.Audio != nil {
 				return true
 			}
 		}

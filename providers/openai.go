@@ -167,12 +167,13 @@ type openAIMessage struct {
 	Prefix     bool             `json:"prefix,omitempty"` // PrefillPrefix
 }
 
-// openAIPart is a content part: text, image_url or file.
+// openAIPart is a content part: text, image_url, file or input_audio.
 type openAIPart struct {
-	Type     string          `json:"type"`
-	Text     *string         `json:"text,omitempty"`
-	ImageURL *openAIImageURL `json:"image_url,omitempty"`
-	File     *openAIFile     `json:"file,omitempty"`
+	Type       string          `json:"type"`
+	Text       *string         `json:"text,omitempty"`
+	ImageURL   *openAIImageURL `json:"image_url,omitempty"`
+	File       *openAIFile     `json:"file,omitempty"`
+	InputAudio *Audio          `json:"input_audio,omitempty"`
 }
 
 type openAIFile struct {
@@ -196,6 +197,8 @@ func openAIParts(parts []Part) []openAIPart {
 				name = "document.pdf" // OpenAI requires one with file_data
 			}
 			out[i] = openAIPart{Type: "file", File: &openAIFile{FileData: f.URL, Filename: name}}
+		} else if a := parts[i].Audio; a != nil {
+			out[i] = openAIPart{Type: "input_audio", InputAudio: a}
 		} else {
 			out[i] = openAIPart{Type: "text", Text: &parts[i].Text}
 		}
@@ -558,6 +561,16 @@ func (o *OpenAI) Check(model string, req *Request) error {
 	return nil
 }
 
+// SupportsAudioInput implements AudioInputSupporter: OpenAI-format chat completions take
+// input_audio parts (which models do is the upstream's to say), the Responses API, which
+// this adapter calls for some requests (see ResponsesMode), none.
+func (o *OpenAI) SupportsAudioInput(model string, req *Request) (bool, string) {
+	if o.useResponses(req) {
+		return false, "this request goes to OpenAI's Responses API (web search or reasoning shown or a model only it serves), which takes no audio input"
+	}
+	return true, ""
+}
+
 // SupportsLogprobs implements LogprobsSupporter: OpenAI-format chat completions return
 // log probabilities (choices[].logprobs), except from OpenAI's (and Azure's) reasoning
 // models, which refuse them, and on the Responses API, which this adapter calls for some
@@ -610,6 +623,7 @@ type openAIUsage struct {
 	CompletionTokens    int `json:"completion_tokens"`
 	PromptTokensDetails *struct {
 		CachedTokens int `json:"cached_tokens"`
+		AudioTokens  int `json:"audio_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
@@ -620,6 +634,7 @@ func (u *openAIUsage) usage() Usage {
 	out := Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
 	if u.PromptTokensDetails != nil {
 		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+		out.PromptAudioTokens = u.PromptTokensDetails.AudioTokens
 	}
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens

@@ -170,6 +170,10 @@ type Usage struct {
 	// which it bills apart from tokens (Claude's web_search requests, OpenAI's web_search
 	// calls).
 	WebSearches int `json:"web_searches,omitempty"`
+	// PromptAudioTokens are the part of PromptTokens that input_audio parts made, as the
+	// upstream reports them (OpenAI's prompt_tokens_details.audio_tokens, Gemini's AUDIO
+	// promptTokensDetails), priced at the audio input rate.
+	PromptAudioTokens int `json:"prompt_audio_tokens,omitempty"`
 }
 
 // Response is a complete, non-streamed answer. With structured output Text is the JSON

@@ -142,6 +142,9 @@ func EstimateUsage(model string, req *Request, resp *Response) Usage {
 				if p.File != nil {
 					n += fileTokens(p.File)
 				}
+				if p.Audio != nil {
+					n += audioTokens(p.Audio)
+				}
 			}
 		}
 		for _, t := range req.Tools {

@@ -135,7 +135,7 @@ type BuiltinToolSupporter interface {
 }
 
 // Check returns p's objection to req for model (see RequestChecker,
-// BuiltinToolSupporter and LogprobsSupporter), or nil.
+// BuiltinToolSupporter, LogprobsSupporter and AudioInputSupporter), or nil.
 func Check(p Provider, model string, req *Request) error {
 	if req.CodeExecution || req.URLContext {
 		if b, ok := p.(BuiltinToolSupporter); !ok || !b.SupportsBuiltinTools(model) {
@@ -147,6 +147,9 @@ func Check(p Provider, model string, req *Request) error {
 		}
 	}
 	if err := checkLogprobs(p, model, req); err != nil {
+		return err
+	}
+	if err := checkAudioInput(p, model, req); err != nil {
 		return err
 	}
 	if rc, ok := p.(RequestChecker); ok {

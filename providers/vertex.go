@@ -172,6 +172,15 @@ func (v *Vertex) Check(model string, req *Request) error {
 	return v.Gemini.Check(model, req)
 }
 
+// SupportsAudioInput implements AudioInputSupporter: Vertex AI's Gemini models take
+// recordings, its Claude models (Anthropic's API) none.
+func (v *Vertex) SupportsAudioInput(model string, _ *Request) (bool, string) {
+	if v.claudeModel(model) != nil {
+		return false, "Claude models (Anthropic's API on Vertex AI) take no audio input"
+	}
+	return true, ""
+}
+
 // SupportsLogprobs implements LogprobsSupporter: Vertex AI's Gemini models return log
 // probabilities, its Claude models (Anthropic's API) none.
 func (v *Vertex) SupportsLogprobs(model string, req *Request) (bool, string) {

@@ -30,6 +30,9 @@ var keep = []string{
 	"max_input_tokens", "max_output_tokens",
 	"supports_function_calling", "supports_web_search", "supports_reasoning", "supports_prompt_caching", "supports_vision",
 	"search_context_cost_per_query", "output_vector_size",
+	// Chat models that take input_audio parts (gpt-4o-audio-preview, Gemini) price its
+	// tokens apart.
+	"input_cost_per_audio_token", "output_cost_per_audio_token",
 }
 
 // audioKeep lists the fields package providers reads of audio models besides keep's: they

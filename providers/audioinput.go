@@ -1,0 +1,88 @@
+package providers
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Audio is a recording in a user turn (OpenAI's input_audio content part): base64 data and
+// its format. OpenAI-format upstreams get it as an input_audio part, Gemini (and Vertex AI's
+// Gemini) inlineData of its media type (AudioMediaType); adapters without audio input
+// (Anthropic, Bedrock, OpenAI's Responses API) refuse it (AudioInputSupporter), so that a
+// model that takes it is called instead. Audio is passed on as it came, never decoded.
+type Audio struct {
+	// Data is the recording, base64-encoded.
+	Data string `json:"data"`
+	// Format is the recording's format: one of AudioInputFormats.
+	Format string `json:"format"`
+}
+
+// AudioInputFormats are the formats of Audio every adapter with audio input takes (OpenAI's
+// input_audio formats).
+var AudioInputFormats = []string{"wav", "mp3"}
+
+// AudioMediaType is the media type of an input_audio format, as Gemini's inlineData takes
+// it (audio/wav, audio/mp3).
+func AudioMediaType(format string) string {
+	return "audio/" + strings.ToLower(format)
+}
+
+// CheckAudio reports whether a can be passed on: a Format of AudioInputFormats and Data of
+// well-formed base64. Its errors are *ImageError with Field "data" or "format".
+func CheckAudio(a Audio) error {
+	known := false
+	for _, f := range AudioInputFormats {
+		known = known || a.Format == f
+	}
+	if !known {
+		return &ImageError{"format", fmt.Sprintf("must be %s, got %q", strings.Join(AudioInputFormats, " or "), clip(a.Format, 32))}
+	}
+	if !wellFormedBase64(a.Data) {
+		return &ImageError{"data", "must be base64-encoded audio (not a data URL)"}
+	}
+	return nil
+}
+
+// AudioInputSupporter is implemented by adapters whose upstream takes audio in user turns
+// (Request messages with a Part's Audio set) for some models or requests.
+type AudioInputSupporter interface {
+	// SupportsAudioInput reports whether model takes req's audio, and why not.
+	SupportsAudioInput(model string, req *Request) (bool, string)
+}
+
+// audioInputField is the field ("messages[i].content[j].input_audio") of the first audio
+// part of msgs, "" when there is none.
+func audioInputField(msgs []Message) string {
+	for i := range msgs {
+		for j, p := range msgs[i].Parts {
+			if p.Audio != nil {
+				return fmt.Sprintf("messages[%d].content[%d].input_audio", i, j)
+			}
+		}
+	}
+	return ""
+}
+
+// checkAudioInput refuses req's audio for a provider that does not take it for model.
+func checkAudioInput(p Provider, model string, req *Request) error {
+	field := audioInputField(req.Messages)
+	if field == "" {
+		return nil
+	}
+	why := "this provider takes no audio input (OpenAI-format and Gemini models do)"
+	if s, ok := p.(AudioInputSupporter); ok {
+		var yes bool
+		if yes, why = s.SupportsAudioInput(model, req); yes {
+			return nil
+		}
+	}
+	return &UnsupportedError{Provider: p.Name(), Field: field, Reason: why}
+}
+
+// audioTokens estimates the prompt tokens of a recording whose length is unknown: OpenAI
+// counts a token per 100 ms of audio; the length is guessed from the size at 128 kbit/s
+// (16,000 bytes a second, so a token per 1,600 bytes). Only for usage an upstream did not
+// report.
+func audioTokens(a *Audio) int {
+	return max(1, len(a.Data)*3/4/1600)
+}
