@@ -133,7 +133,8 @@ func TestValidation(t *testing.T) {
 		{"image in a stored conversation", func(r *Request) {
 			r.Messages[0].Content = []ContentBlock{imageBlock(providers.Image{URL: "https://example.com/a.png"})}
 		}, "messages[0].content[0].type", "OpenAI-compatible surfaces only"},
-		{"audio block", func(r *Request) { r.Messages[0].Content = []ContentBlock{{Type: "audio", Text: "x"}} }, "messages[0].content[0].type", "must be text"},
+		{"video block", func(r *Request) { r.Messages[0].Content = []ContentBlock{{Type: "video", Text: "x"}} }, "messages[0].content[0].type", "must be text"},
+		{"audio block", func(r *Request) { r.Messages[0].Content = []ContentBlock{{Type: "audio", Text: "x"}} }, "messages[0].content[0].type", "OpenAI-compatible surfaces only"},
 		{"no blocks", func(r *Request) { r.Messages[0].Content = nil }, "messages[0].content", "at least one"},
 		{"blank content", func(r *Request) { r.Messages[0].Content[0].Text = "  \n" }, "messages[0].content", "empty"},
 		{"temperature high", func(r *Request) { r.Temperature = f(1.5) }, "temperature", "between 0 and 1"},

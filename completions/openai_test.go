@@ -63,7 +63,8 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 	}{
 		{`{"model":"a/m","messages":[{"role":"function","content":"x"}]}`, "messages[0].name"},
 		{`{"model":"a/m","messages":[{"role":"robot","content":"x"}]}`, "messages[0].role"},
-		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}]}]}`, "messages[0].content[0].type"},
+		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"video_url","video_url":{"url":"x"}}]}]}`, "messages[0].content[0].type"},
+		{`{"model":"a/m","messages":[{"role":"assistant","content":[{"type":"input_audio","input_audio":{"data":"x","format":"wav"}}]}]}`, "messages[0].content[0].type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, "messages[0].content[0].image_url"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"n":17}`, "n"},
 		{`{"messages":[{"role":"user","content":"x"}]}`, "model"},
