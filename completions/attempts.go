@@ -146,7 +146,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 		ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
 		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL,
 		SafetySettings: req.safetySettings, CodeExecution: req.codeExecution, URLContext: req.urlContext,
-		Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs}
+		Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs, Modalities: req.modalities, Audio: req.audio}
 	p.timing = g.timingFor(p.start, scope, req)
 	if req.MockResponse != nil {
 		// No model is called: nothing is taken from the budget, nor cached (budgetUsable).
@@ -1340,6 +1340,7 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	resp.CodeExecution, resp.URLContextMetadata = out.CodeExecution, out.URLContextMetadata
 	resp.SystemFingerprint, resp.ServiceTier = out.SystemFingerprint, out.ServiceTier
 	resp.Logprobs = answerLogprobs(&p.preq, out.Logprobs)
+	resp.Audio = out.Audio
 	if !p.hidesReasoning() {
 		resp.Reasoning = out.Reasoning
 	}

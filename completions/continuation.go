@@ -244,6 +244,7 @@ func addUsage(a, b Usage) Usage {
 		CacheCreation1hTokens: a.CacheCreation1hTokens + b.CacheCreation1hTokens,
 		WebSearches:           a.WebSearches + b.WebSearches,
 		PromptAudioTokens:     a.PromptAudioTokens + b.PromptAudioTokens,
+		CompletionAudioTokens: a.CompletionAudioTokens + b.CompletionAudioTokens,
 		Costs: Costs{InputTokensCost: a.Costs.InputTokensCost + b.Costs.InputTokensCost, OutputTokensCost: a.Costs.OutputTokensCost + b.Costs.OutputTokensCost,
 			TotalTokensCost: a.Costs.TotalTokensCost + b.Costs.TotalTokensCost, PriceKnown: known, SearchCost: a.Costs.SearchCost + b.Costs.SearchCost},
 	}

@@ -788,6 +788,7 @@ func usageOf(u providers.Usage, c Costs) Usage {
 		CacheCreation1hTokens: u.CacheCreation1hTokens,
 		WebSearches:           u.WebSearches,
 		PromptAudioTokens:     u.PromptAudioTokens,
+		CompletionAudioTokens: u.CompletionAudioTokens,
 		Costs:                 c,
 	}
 }

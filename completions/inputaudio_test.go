@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -188,5 +189,75 @@ func TestInputAudioValidation(t *testing.T) {
 	}
 	if n := h.a.callCount("m"); n != 0 {
 		t.Errorf("the upstream was called %d times", n)
+	}
+}
+
+// TestAudioOutputOpenAIFormat: modalities ["text", "audio"] and audio reach an
+// OpenAI-format upstream; its message.audio is the answer's (content null), its audio
+// tokens are billed at the audio output rate; the answer is not cached.
+func TestAudioOutputOpenAIFormat(t *testing.T) {
+	var bodies []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","model":"gpt-4o-audio-preview","choices":[{"index":0,"finish_reason":"stop",
+			"message":{"role":"assistant","content":null,"refusal":null,"audio":{"id":"audio_1","data":"`+wavData+`","expires_at":1767225600,"transcript":"Hello there."}}}],
+			"usage":{"prompt_tokens":10,"completion_tokens":60,"total_tokens":70,"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":50}}}`)
+	}))
+	t.Cleanup(up.Close)
+	oai := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "k", HTTPClient: up.Client()})
+	h := newHarness(t, func(o *Options) {
+		o.Providers = fakeRegistry{"openai": oai}
+		o.Prices = providers.DefaultCatalog()
+	})
+	body := `{"model":"openai/gpt-4o-audio-preview","modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"},"messages":[{"role":"user","content":"Say hello."}]}`
+	for range 2 {
+		resp, err := h.g.Complete(context.Background(), Scope{}, audioChat(t, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := NewOpenAIChatCompletion(resp, time.Unix(0, 0))
+		msg := c.Choices[0].Message
+		if msg.Content != nil || msg.Audio == nil || *msg.Audio != (providers.AudioAnswer{ID: "audio_1", Data: wavData, ExpiresAt: 1767225600, Transcript: "Hello there."}) {
+			t.Errorf("message = %s, want content null and the upstream's audio", jsonText(msg))
+		}
+		if c.Usage.CompletionTokensDetails.AudioTokens != 50 {
+			t.Errorf("usage = %s, want 50 completion audio tokens", jsonText(c.Usage))
+		}
+		// gpt-4o-audio-preview: text out at 1e-5, audio out at 8e-5.
+		if want := 10*1e-5 + 50*8e-5; math.Abs(resp.Usage.Costs.OutputTokensCost-want) > 1e-12 {
+			t.Errorf("output cost = %g, want %g", resp.Usage.Costs.OutputTokensCost, want)
+		}
+	}
+	if len(bodies) != 2 {
+		t.Fatalf("upstream called %d times, want 2 (a spoken answer is not cached)", len(bodies))
+	}
+	if !strings.Contains(bodies[0], `"modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"}`) {
+		t.Errorf("upstream got %s, want modalities and audio", bodies[0])
+	}
+}
+
+// TestAudioOutputUnfit: a model that cannot answer aloud is skipped for one that can, and
+// alone makes the request a 400 naming audio.
+func TestAudioOutputUnfit(t *testing.T) {
+	up, _ := fakeOpenAIAudioUpstream(t)
+	oai := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "k", HTTPClient: up.Client()})
+	h := newHarness(t, func(o *Options) { o.Providers = fakeRegistry{"a": o.Providers.(fakeRegistry)["a"], "openai": oai} })
+	ask := `"modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"},"messages":[{"role":"user","content":"Say hello."}]}`
+	_, err := h.g.Complete(context.Background(), Scope{}, audioChat(t, `{"model":"a/m",`+ask))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "audio" || !strings.Contains(ve.Message, "a/m") {
+		t.Fatalf("a/m alone: err = %v, want a validation error naming audio and the model", err)
+	}
+	resp, err := h.g.Complete(context.Background(), Scope{}, audioChat(t, `{"model":"a/m","fallback_models":["openai/gpt-4o-audio-preview"],`+ask))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Provider != "openai" || resp.Attempts[0].Outcome != OutcomeSkipped {
+		t.Errorf("answered by %s, attempts %+v: want a/m skipped", resp.Provider, resp.Attempts)
+	}
+	if n := h.a.callCount("m"); n != 0 {
+		t.Errorf("a/m called %d times", n)
 	}
 }

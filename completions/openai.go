@@ -257,19 +257,58 @@ func rawIs(raw json.RawMessage, want string) bool {
 	return string(bytes.TrimSpace(raw)) == want
 }
 
-// checkUnsupported refuses the OpenAI fields whose meaning the gateway cannot honour.
-func (r *OpenAIChatRequest) checkUnsupported() error {
-	switch {
-	case present(r.Audio):
-		return invalid("audio", "audio output is not supported by the gateway")
-	}
+// audioOutput reads the spoken answer asked for: modalities ["text"] or ["text", "audio"]
+// and, with "audio", the audio object (voice and format) OpenAI requires with it. Only
+// OpenAI-format chat completions answer aloud (other models are unfit); the answer is not
+// streamed, and is one choice.
+func (r *OpenAIChatRequest) audioOutput() ([]string, *providers.AudioOutput, error) {
+	var mods []string
 	if present(r.Modalities) {
-		var mods []string
-		if err := json.Unmarshal(r.Modalities, &mods); err != nil || len(mods) != 1 || mods[0] != "text" {
-			return invalid("modalities", `only ["text"] is supported`)
+		if err := json.Unmarshal(r.Modalities, &mods); err != nil || len(mods) == 0 {
+			return nil, nil, invalid("modalities", `must be ["text"] or ["text", "audio"]`)
+		}
+		seen := map[string]bool{}
+		for _, m := range mods {
+			if m != "text" && m != "audio" || seen[m] {
+				return nil, nil, invalid("modalities", `must be ["text"] or ["text", "audio"], got %s`, clipRaw(r.Modalities))
+			}
+			seen[m] = true
+		}
+		if !seen["text"] {
+			return nil, nil, invalid("modalities", `must include "text" (OpenAI's audio models answer ["text", "audio"])`)
+		}
+		if !seen["audio"] {
+			mods = nil // text only: the default
 		}
 	}
-	return nil
+	if !present(r.Audio) {
+		if mods != nil {
+			return nil, nil, invalid("audio", `is required with modalities ["text", "audio"] ({"voice": "alloy", "format": "wav"})`)
+		}
+		return nil, nil, nil
+	}
+	if mods == nil {
+		return nil, nil, invalid("modalities", `must be ["text", "audio"] when audio is given`)
+	}
+	var a providers.AudioOutput
+	if err := json.Unmarshal(r.Audio, &a); err != nil || a.Voice == "" || a.Format == "" {
+		return nil, nil, invalid("audio", `must be {"voice": …, "format": …} with both strings set`)
+	}
+	if r.Stream {
+		return nil, nil, invalid("stream", "audio output is not streamed by the gateway: ask without stream (a format such as wav or mp3)")
+	}
+	if r.N != nil && *r.N > 1 {
+		return nil, nil, invalid("n", "audio output is one choice, got n %d", *r.N)
+	}
+	return mods, &a, nil
+}
+
+// clipRaw is raw for an error message, at most 64 bytes.
+func clipRaw(raw json.RawMessage) string {
+	if len(raw) > 64 {
+		return string(raw[:64]) + "…"
+	}
+	return string(raw)
 }
 
 // OpenAIContentPart is one part of an array content: "text" (Text), "image_url"
@@ -377,7 +416,8 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if r.N != nil && (*r.N < 1 || *r.N > MaxChoices) {
 		return nil, invalid("n", "must be between 1 and %d, got %d", MaxChoices, *r.N)
 	}
-	if err := r.checkUnsupported(); err != nil {
+	modalities, audio, err := r.audioOutput()
+	if err != nil {
 		return nil, err
 	}
 	if err := r.translateLegacyFunctions(); err != nil {
@@ -510,6 +550,16 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		TopP:              r.TopP,
 		Stop:              r.Stop,
 		OpenAIOptions:     r.OpenAIOptions,
+	}
+	if audio != nil {
+		req.modalities, req.audio = modalities, audio
+		// A spoken answer is not kept: the response cache holds text answers.
+		cc := CacheControl{}
+		if req.Cache != nil {
+			cc = *req.Cache
+		}
+		cc.NoCache, cc.NoStore = true, true
+		req.Cache = &cc
 	}
 	// Each bound given is checked, as OpenAI checks both (0 included: its minimum is 1).
 	if n := r.MaxCompletionTokens; n != nil && *n < 1 {
@@ -689,6 +739,9 @@ type OpenAIResponseMessage struct {
 	// Annotations cite the web pages the provider's own search found (url_citation, as
 	// OpenAI's search models give them; each spans the whole answer).
 	Annotations []OpenAIAnnotation `json:"annotations,omitempty"`
+	// Audio is the spoken answer (modalities ["text", "audio"]): its id, base64 data,
+	// expires_at and transcript, as OpenAI gives it.
+	Audio *providers.AudioAnswer `json:"audio,omitempty"`
 }
 
 // OpenAIAnnotation is a url_citation annotation of a chat answer.
@@ -728,6 +781,8 @@ type OpenAIPromptDetails struct {
 // OpenAICompletionDetail breaks completion tokens down.
 type OpenAICompletionDetail struct {
 	ReasoningTokens int `json:"reasoning_tokens"`
+	// AudioTokens are a spoken answer's tokens (absent without one).
+	AudioTokens int `json:"audio_tokens,omitempty"`
 }
 
 // OpenAIExtension is the "switchyard" member of OpenAI-format responses.
@@ -753,7 +808,7 @@ func openAIUsage(r *Response) *OpenAIUsage {
 	return &OpenAIUsage{
 		PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
 		PromptTokensDetails:     &OpenAIPromptDetails{CachedTokens: u.CachedTokens, AudioTokens: u.PromptAudioTokens},
-		CompletionTokensDetails: &OpenAICompletionDetail{ReasoningTokens: u.ReasoningTokens},
+		CompletionTokensDetails: &OpenAICompletionDetail{ReasoningTokens: u.ReasoningTokens, AudioTokens: u.CompletionAudioTokens},
 		Estimated:               r.UsageEstimated,
 	}
 }

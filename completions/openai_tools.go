@@ -288,8 +288,8 @@ func messageToolCalls(i int, m OpenAIMessage) ([]providers.ToolCall, error) {
 // openAIResponseMessage is the message of r's choice: content null when the answer is only
 // tool calls, refusal null unless the model refused.
 func openAIResponseMessage(r *Response) OpenAIResponseMessage {
-	m := OpenAIResponseMessage{Role: "assistant", ToolCalls: openAIToolCalls(r.ToolCalls)}
-	if text := r.Text(); text != "" || len(r.ToolCalls) == 0 && r.Refusal == "" {
+	m := OpenAIResponseMessage{Role: "assistant", ToolCalls: openAIToolCalls(r.ToolCalls), Audio: r.Audio}
+	if text := r.Text(); text != "" || len(r.ToolCalls) == 0 && r.Refusal == "" && r.Audio == nil {
 		m.Content = &text
 	}
 	if r.Refusal != "" {

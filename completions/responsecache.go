@@ -583,7 +583,8 @@ func (w *cacheWriters) close(ctx context.Context) error {
 func (u Usage) providerUsage() providers.Usage {
 	return providers.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, ReasoningTokens: u.ReasoningTokens,
 		CachedTokens: u.CachedTokens, CacheCreationTokens: u.CacheCreationTokens, CacheCreation1hTokens: u.CacheCreation1hTokens,
-		WebSearches: u.WebSearches, PromptAudioTokens: u.PromptAudioTokens}
+		WebSearches: u.WebSearches, PromptAudioTokens: u.PromptAudioTokens,
+		CompletionAudioTokens: u.CompletionAudioTokens}
 }
 
 // replayProvider gives a cached answer as a provider would: whole, or as a stream of

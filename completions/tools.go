@@ -215,12 +215,13 @@ func checkProviders(req *Request, targets ...[]target) error {
 			}
 		}
 	}
-	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && media == nil && len(req.Stop) == 0 && !req.codeExecution && !req.urlContext && !req.Logprobs {
+	if len(req.Tools) == 0 && req.ResponseFormat == nil && req.ToolChoice == nil && media == nil && len(req.Stop) == 0 && !req.codeExecution && !req.urlContext && !req.Logprobs && req.audio == nil {
 		return nil
 	}
 	preq := &providers.Request{Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		ResponseFormat: req.ResponseFormat, Search: req.Search, Messages: media, Stop: req.Stop, Thinking: req.Thinking,
-		CodeExecution: req.codeExecution, URLContext: req.urlContext, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs}
+		CodeExecution: req.codeExecution, URLContext: req.urlContext, Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs,
+		Modalities: req.modalities, Audio: req.audio}
 	var refusal error
 	fit := 0
 	for _, ts := range targets {

@@ -129,6 +129,10 @@ type Request struct {
 	// verbosity) come from the OpenAI-compatible surfaces and library callers; see
 	// providers.OpenAIOptions for which providers take which.
 	providers.OpenAIOptions `json:"-"`
+	// modalities and audio ask for a spoken answer (chat's modalities and audio; see
+	// providers.Request.Audio).
+	modalities []string
+	audio      *providers.AudioOutput
 	// Thinking asks the models that can reason before answering to do so, and to return
 	// their reasoning where the provider shows it (Response.Reasoning); nil for each
 	// model's default. The OpenAI-compatible surfaces set it from reasoning_effort or a
@@ -294,8 +298,11 @@ type Usage struct {
 	WebSearches int `json:"webSearches,omitempty"`
 	// PromptAudioTokens are the part of PromptTokens that input_audio parts made, as the
 	// upstream reported them, priced at the model's audio input rate.
-	PromptAudioTokens int   `json:"promptAudioTokens,omitempty"`
-	Costs             Costs `json:"costs"`
+	PromptAudioTokens int `json:"promptAudioTokens,omitempty"`
+	// CompletionAudioTokens are the part of CompletionTokens a spoken answer made, priced
+	// at the model's audio output rate.
+	CompletionAudioTokens int   `json:"completionAudioTokens,omitempty"`
+	Costs                 Costs `json:"costs"`
 }
 
 // Attempt reports one upstream call made for a request.
@@ -402,6 +409,9 @@ type Response struct {
 	// Refusal is the model's explanation when it declined to answer in the requested
 	// format (OpenAI's message.refusal).
 	Refusal string `json:"refusal,omitempty"`
+	// Audio is the spoken answer of an OpenAI audio model (chat's modalities ["text",
+	// "audio"]): OpenAI's message.audio. Not on the native API.
+	Audio *providers.AudioAnswer `json:"-"`
 	// Attempts lists every upstream call made, in order, the last being the one that answered.
 	Attempts []Attempt `json:"attempts"`
 	// Continued is set when a stream broke mid-answer and another model continued it: the

@@ -1935,9 +1935,9 @@ func (p *parser) settings(router, litellm, general map[string]any) error {
 		}
 		p.cfg.DropParams = &b
 		if b {
-			p.cfg.Warnings = append(p.cfg.Warnings, "litellm_settings.drop_params: true is what Switchyard does anyway (a provider without seed, penalties, logit_bias, user, … gets the request without them), except for audio, refused with a 400 naming the field on every provider, and logprobs: a model that returns none (Anthropic, Bedrock, OpenAI's reasoning models) is skipped, and a request none of whose models returns them is a 400 naming logprobs")
+			p.cfg.Warnings = append(p.cfg.Warnings, "litellm_settings.drop_params: true is what Switchyard does anyway (a provider without seed, penalties, logit_bias, user, … gets the request without them), except for audio and logprobs: a model that cannot answer aloud (all but OpenAI-format ones) or returns no log probabilities (Anthropic, Bedrock, OpenAI's reasoning models) is skipped, and a request none of whose models can is a 400 naming audio or logprobs")
 		} else {
-			p.cfg.Warnings = append(p.cfg.Warnings, "litellm_settings.drop_params: false is not followed: a parameter a provider lacks (seed, penalties, logit_bias, user, …) is dropped for it rather than refused; only audio is refused (a 400 naming the field), and logprobs when no model of the request returns them")
+			p.cfg.Warnings = append(p.cfg.Warnings, "litellm_settings.drop_params: false is not followed: a parameter a provider lacks (seed, penalties, logit_bias, user, …) is dropped for it rather than refused; only audio and logprobs are refused (a 400 naming the field), when no model of the request can take them")
 		}
 	}
 	if v, ok := general["master_key"]; ok {

@@ -86,3 +86,43 @@ func checkAudioInput(p Provider, model string, req *Request) error {
 func audioTokens(a *Audio) int {
 	return max(1, len(a.Data)*3/4/1600)
 }
+
+// AudioOutput is what a spoken answer is to be (OpenAI's audio request parameter).
+type AudioOutput struct {
+	// Voice is the voice (alloy, ash, ballad, coral, echo, sage, shimmer, verse, …).
+	Voice string `json:"voice"`
+	// Format is the audio's format (wav, mp3, flac, opus, pcm16).
+	Format string `json:"format"`
+}
+
+// AudioAnswer is a spoken answer as OpenAI gives it (message.audio): its id (which a later
+// assistant turn may name), the base64 audio, when the id stops being usable (Unix seconds)
+// and what was said.
+type AudioAnswer struct {
+	ID         string `json:"id"`
+	Data       string `json:"data"`
+	ExpiresAt  int64  `json:"expires_at"`
+	Transcript string `json:"transcript"`
+}
+
+// AudioOutputSupporter is implemented by adapters whose upstream can answer aloud
+// (OpenAIOptions.Audio) for some requests.
+type AudioOutputSupporter interface {
+	// SupportsAudioOutput reports whether model can answer req aloud, and why not.
+	SupportsAudioOutput(model string, req *Request) (bool, string)
+}
+
+// checkAudioOutput refuses a spoken answer asked of a provider that cannot give one.
+func checkAudioOutput(p Provider, model string, req *Request) error {
+	if req.Audio == nil {
+		return nil
+	}
+	why := "only OpenAI-format chat completions answer aloud (gpt-4o-audio-preview, gpt-audio)"
+	if s, ok := p.(AudioOutputSupporter); ok {
+		var yes bool
+		if yes, why = s.SupportsAudioOutput(model, req); yes {
+			return nil
+		}
+	}
+	return &UnsupportedError{Provider: p.Name(), Field: "audio", Reason: why}
+}

@@ -90,3 +90,38 @@ func TestPriceAudioTokens(t *testing.T) {
 		t.Errorf("without an audio rate: input = %g, want every prompt token at the input rate", c.InputUSD)
 	}
 }
+
+// TestAudioOutputCheck: only OpenAI-format chat completions answer aloud; the others, and
+// OpenAI's Responses API, refuse audio.
+func TestAudioOutputCheck(t *testing.T) {
+	gem, err := providers.New(providers.FormatGemini, providers.Config{Name: "gemini", APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p     providers.Provider
+		model string
+		fit   bool
+	}{
+		{providers.NewOpenAI(providers.Config{Name: "openai", APIKey: "k"}), "gpt-4o-audio-preview", true},
+		{gem, "gemini-2.5-flash", false},
+		{providers.NewAnthropic(providers.Config{Name: "anthropic", APIKey: "k"}), "claude-sonnet-4-5", false},
+		{providers.NewOpenAI(providers.Config{Name: "openai", APIKey: "k", ResponsesAPI: providers.ResponsesAlways}), "gpt-4o", false},
+	} {
+		req := &providers.Request{Model: c.model, Messages: []providers.Message{{Role: "user", Content: "hi"}},
+			Modalities: []string{"text", "audio"}, Audio: &providers.AudioOutput{Voice: "alloy", Format: "wav"}}
+		err := providers.Check(c.p, c.model, req)
+		var ue *providers.UnsupportedError
+		switch {
+		case c.fit && err != nil:
+			t.Errorf("%s %s: %v, want it taken", c.p.Name(), c.model, err)
+		case !c.fit && (!errors.As(err, &ue) || ue.Field != "audio"):
+			t.Errorf("%s %s: %v, want an UnsupportedError naming audio", c.p.Name(), c.model, err)
+		}
+	}
+	p, _ := providers.DefaultCatalog().Lookup("openai/gpt-audio")
+	c := p.Cost(providers.Usage{PromptTokens: 10, CompletionTokens: 60, CompletionAudioTokens: 50})
+	if want := 10*1e-5 + 50*6.4e-5; c.OutputUSD < want-1e-12 || c.OutputUSD > want+1e-12 {
+		t.Errorf("gpt-audio output = %g, want %g (audio tokens at output_cost_per_audio_token)", c.OutputUSD, want)
+	}
+}

@@ -47,7 +47,10 @@ type Price struct {
 	ReasoningPerToken       float64
 	// InputPerAudioToken prices the audio part of a chat prompt (Usage.PromptAudioTokens:
 	// input_audio parts): LiteLLM's input_cost_per_audio_token; 0 for the input rate.
-	InputPerAudioToken      float64
+	InputPerAudioToken float64
+	// OutputPerAudioToken prices a spoken answer's tokens (Usage.CompletionAudioTokens):
+	// LiteLLM's output_cost_per_audio_token; 0 for the output rate.
+	OutputPerAudioToken     float64
 	MaxInputTokens          int // 0 when the catalogue does not say
 	MaxOutputTokens         int
 	SupportsFunctionCalling bool
@@ -275,6 +278,9 @@ func (e catalogEntry) price(key string) Price {
 	}
 	if e.InputPerAudioToken.ok {
 		p.InputPerAudioToken = e.InputPerAudioToken.v
+	}
+	if e.OutputPerAudioToken.ok {
+		p.OutputPerAudioToken = e.OutputPerAudioToken.v
 	}
 	if sc := e.SearchCost; sc != nil {
 		for _, f := range []flexFloat{sc.Medium, sc.Low, sc.High} {
@@ -670,9 +676,9 @@ func (c *Catalog) lookupCanonicalWhere(provider, canon string, keep func(Price) 
 }
 
 // Cost prices u for model. Cached prompt tokens are priced at the cache-read rate, cache
-// writes at the cache-creation rate, the prompt's audio tokens at the audio input rate and
-// reasoning tokens at the reasoning rate where the catalogue has them. An unknown model
-// costs 0 with Known false. Tiered (long-context) rates are not applied.
+// writes at the cache-creation rate, the prompt's and the answer's audio tokens at the
+// audio rates and reasoning tokens at the reasoning rate where the catalogue has them. An
+// unknown model costs 0 with Known false. Tiered (long-context) rates are not applied.
 func (c *Catalog) Cost(model string, u Usage) Cost {
 	p, ok := c.Lookup(model)
 	if !ok || !p.Known {
@@ -694,10 +700,14 @@ func (p Price) Cost(u Usage) Cost {
 		audioRate = p.InputPerToken
 	}
 	plainOut := max(u.CompletionTokens-u.ReasoningTokens, 0)
+	audioOut, audioOutRate := min(u.CompletionAudioTokens, plainOut), p.OutputPerAudioToken
+	if audioOutRate == 0 {
+		audioOutRate = p.OutputPerToken
+	}
 	oneHour := min(u.CacheCreation1hTokens, u.CacheCreationTokens)
 	in := float64(uncached-audio)*p.InputPerToken + float64(audio)*audioRate + float64(u.CachedTokens)*p.CacheReadPerToken +
 		float64(u.CacheCreationTokens-oneHour)*p.CacheCreationPerToken + float64(oneHour)*p.CacheCreation1hPerToken
-	out := float64(plainOut)*p.OutputPerToken + float64(u.ReasoningTokens)*p.ReasoningPerToken
+	out := float64(plainOut-audioOut)*p.OutputPerToken + float64(audioOut)*audioOutRate + float64(u.ReasoningTokens)*p.ReasoningPerToken
 	return Cost{InputUSD: in, OutputUSD: out, TotalUSD: in + out, Known: true, SearchUSD: float64(u.WebSearches) * p.SearchPerQuery}
 }
 

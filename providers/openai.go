@@ -279,6 +279,9 @@ type openAIRequest struct {
 	// Logprobs and TopLogprobs ask for the answer's log probabilities (Request.Logprobs).
 	Logprobs    bool `json:"logprobs,omitempty"`
 	TopLogprobs *int `json:"top_logprobs,omitempty"`
+	// Modalities and Audio ask for a spoken answer (Request.Audio).
+	Modalities []string     `json:"modalities,omitempty"`
+	Audio      *AudioOutput `json:"audio,omitempty"`
 	OpenAIOptions
 }
 
@@ -342,7 +345,7 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 		}
 	}
 	b := openAIRequest{Model: req.Model, Messages: msgs, Temperature: req.Temperature, TopP: req.TopP, Stop: req.Stop,
-		OpenAIOptions: req.OpenAIOptions}
+		OpenAIOptions: req.OpenAIOptions, Modalities: req.Modalities, Audio: req.Audio}
 	fam := o.family(req.Model)
 	if o.ownAPI && openAIReasoningModel(fam) {
 		// OpenAI's reasoning models refuse sampling settings other than their defaults (a
@@ -571,6 +574,16 @@ func (o *OpenAI) SupportsAudioInput(model string, req *Request) (bool, string) {
 	return true, ""
 }
 
+// SupportsAudioOutput implements AudioOutputSupporter: OpenAI-format chat completions
+// answer aloud when the model can (the upstream's call), unstreamed (the gateway does not
+// relay delta.audio), never on the Responses API.
+func (o *OpenAI) SupportsAudioOutput(model string, req *Request) (bool, string) {
+	if o.useResponses(req) {
+		return false, "this request goes to OpenAI's Responses API (web search or reasoning shown or a model only it serves), which does not answer aloud"
+	}
+	return true, ""
+}
+
 // SupportsLogprobs implements LogprobsSupporter: OpenAI-format chat completions return
 // log probabilities (choices[].logprobs), except from OpenAI's (and Azure's) reasoning
 // models, which refuse them, and on the Responses API, which this adapter calls for some
@@ -627,6 +640,7 @@ type openAIUsage struct {
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails *struct {
 		ReasoningTokens int `json:"reasoning_tokens"`
+		AudioTokens     int `json:"audio_tokens"`
 	} `json:"completion_tokens_details"`
 }
 
@@ -638,6 +652,7 @@ func (u *openAIUsage) usage() Usage {
 	}
 	if u.CompletionTokensDetails != nil {
 		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+		out.CompletionAudioTokens = u.CompletionTokensDetails.AudioTokens
 	}
 	return out
 }
@@ -662,6 +677,8 @@ type openAIResponse struct {
 			Reasoning        json.RawMessage `json:"reasoning"`
 			// Annotations are a search model's citations (url_citation).
 			Annotations json.RawMessage `json:"annotations"`
+			// Audio is an audio model's spoken answer (OpenAIOptions.Audio).
+			Audio *AudioAnswer `json:"audio"`
 		} `json:"message"`
 	} `json:"choices"`
 	Usage *openAIUsage    `json:"usage"`
@@ -728,6 +745,7 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if ch.Message.Content != nil {
 		resp.Text = *ch.Message.Content
 	}
+	resp.Audio = ch.Message.Audio
 	if ch.Message.Refusal != nil {
 		resp.Refusal = *ch.Message.Refusal
 	}

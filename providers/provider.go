@@ -81,6 +81,12 @@ type Request struct {
 	ResponseFormat *ResponseFormat
 	// OpenAIOptions are the OpenAI API's other request options (seed, penalties, …).
 	OpenAIOptions
+	// Modalities (["text", "audio"]) and Audio ask OpenAI's audio models
+	// (gpt-4o-audio-preview, gpt-audio) for a spoken answer (Response.Audio); only
+	// OpenAI-format chat completions take them, other adapters refuse them
+	// (AudioOutputSupporter).
+	Modalities []string
+	Audio      *AudioOutput
 
 	// Thinking asks the model to reason before it answers and to return its reasoning
 	// where the provider shows it (Response.Reasoning); nil for the provider's default.
@@ -174,12 +180,17 @@ type Usage struct {
 	// upstream reports them (OpenAI's prompt_tokens_details.audio_tokens, Gemini's AUDIO
 	// promptTokensDetails), priced at the audio input rate.
 	PromptAudioTokens int `json:"prompt_audio_tokens,omitempty"`
+	// CompletionAudioTokens are the part of CompletionTokens the spoken answer made
+	// (OpenAI's completion_tokens_details.audio_tokens), priced at the audio output rate.
+	CompletionAudioTokens int `json:"completion_audio_tokens,omitempty"`
 }
 
 // Response is a complete, non-streamed answer. With structured output Text is the JSON
 // document. FinishReason is "tool_calls" when the answer is ToolCalls.
 type Response struct {
 	Text string
+	// Audio is the spoken answer an audio model gave (OpenAIOptions.Audio), nil otherwise.
+	Audio *AudioAnswer
 	// ToolCalls are the function calls the model made, in order.
 	ToolCalls []ToolCall
 	// Refusal is the model's explanation when it declined to answer in the requested

@@ -135,7 +135,8 @@ type BuiltinToolSupporter interface {
 }
 
 // Check returns p's objection to req for model (see RequestChecker,
-// BuiltinToolSupporter, LogprobsSupporter and AudioInputSupporter), or nil.
+// BuiltinToolSupporter, LogprobsSupporter, AudioInputSupporter and
+// AudioOutputSupporter), or nil.
 func Check(p Provider, model string, req *Request) error {
 	if req.CodeExecution || req.URLContext {
 		if b, ok := p.(BuiltinToolSupporter); !ok || !b.SupportsBuiltinTools(model) {
@@ -150,6 +151,9 @@ func Check(p Provider, model string, req *Request) error {
 		return err
 	}
 	if err := checkAudioInput(p, model, req); err != nil {
+		return err
+	}
+	if err := checkAudioOutput(p, model, req); err != nil {
 		return err
 	}
 	if rc, ok := p.(RequestChecker); ok {
