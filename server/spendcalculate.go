@@ -31,7 +31,11 @@ type spendCalculateAnswer struct {
 		CompletionTokens    int `json:"completion_tokens"`
 		PromptTokensDetails *struct {
 			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details,omitempty" jsonschema:"description=OpenAI's cached_tokens: the part of prompt_tokens read from the cache"`
+			AudioTokens  int `json:"audio_tokens,omitempty"`
+		} `json:"prompt_tokens_details,omitempty" jsonschema:"description=OpenAI's cached_tokens: the part of prompt_tokens read from the cache; audio_tokens: the part input_audio made (priced at the audio input rate)"`
+		CompletionTokensDetails *struct {
+			AudioTokens int `json:"audio_tokens,omitempty"`
+		} `json:"completion_tokens_details,omitempty" jsonschema:"description=OpenAI's audio_tokens: the part of completion_tokens a spoken answer made (priced at the audio output rate)"`
 		CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitempty" jsonschema:"description=Anthropic's (as LiteLLM reports it): the part of prompt_tokens written to the cache"`
 		CacheReadInputTokens     int `json:"cache_read_input_tokens,omitempty" jsonschema:"description=Anthropic's (as LiteLLM reports it): the part of prompt_tokens read from the cache"`
 	} `json:"usage"`
@@ -82,6 +86,13 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 		}
 		u = providers.Usage{PromptTokens: a.Usage.PromptTokens, CompletionTokens: a.Usage.CompletionTokens,
 			CachedTokens: min(cached, a.Usage.PromptTokens), CacheCreationTokens: min(a.Usage.CacheCreationInputTokens, a.Usage.PromptTokens-min(cached, a.Usage.PromptTokens))}
+		// Audio counts are bounded by Price.Cost (to the uncached prompt, the completion).
+		if d := a.Usage.PromptTokensDetails; d != nil {
+			u.PromptAudioTokens = max(d.AudioTokens, 0)
+		}
+		if d := a.Usage.CompletionTokensDetails; d != nil {
+			u.CompletionAudioTokens = max(d.AudioTokens, 0)
+		}
 	case name == "":
 		return s.openAIBadParam(w, r, "model", "model: is required (with messages), or give completion_response")
 	case len(req.Messages) == 0:

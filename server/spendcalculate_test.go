@@ -61,6 +61,10 @@ func TestSpendCalculate(t *testing.T) {
 	near("cached_tokens", calc(`{"completion_response":{"model":"gpt-4o","usage":{"prompt_tokens":1000,"completion_tokens":200,"prompt_tokens_details":{"cached_tokens":800}}}}`),
 		200*price.InputPerToken+800*price.CacheReadPerToken+200*price.OutputPerToken)
 
+	// Audio in and out (gpt-4o-audio-preview) at the audio rates.
+	near("audio_tokens", calc(`{"completion_response":{"model":"gpt-4o-audio-preview","usage":{"prompt_tokens":100,"completion_tokens":60,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":80},"completion_tokens_details":{"audio_tokens":50}}}}`),
+		20*2.5e-6+80*4e-5+10*1e-5+50*8e-5)
+
 	claude, ok := providers.DefaultCatalog().Lookup("anthropic/claude-sonnet-4-20250514")
 	if !ok || claude.CacheCreationPerToken == 0 || claude.CacheReadPerToken == 0 {
 		t.Fatalf("claude's price %+v", claude)
