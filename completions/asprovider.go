@@ -62,7 +62,7 @@ func (g gatewayProvider) request(req *providers.Request) *Request {
 			}
 		}
 		out.Messages = append(out.Messages, Message{Role: m.Role, Content: content,
-			ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning})
+			ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name, Reasoning: m.Reasoning, AudioID: m.AudioID})
 	}
 	return out
 }

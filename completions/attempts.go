@@ -138,7 +138,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 			}
 		}
 		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name,
-			Reasoning: reasoning})
+			Reasoning: reasoning, AudioID: m.AudioID})
 	}
 
 	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search, SearchOptions: req.searchOptions, Thinking: req.Thinking,

@@ -261,3 +261,37 @@ func TestAudioOutputUnfit(t *testing.T) {
 		t.Errorf("a/m called %d times", n)
 	}
 }
+
+// TestAudioAnswerSentBack: an assistant message's audio id (an earlier spoken answer, content
+// null) reaches an OpenAI-format upstream as OpenAI takes it; a model that cannot hear it is
+// passed over, and alone makes the request a 400 naming the message's audio.
+func TestAudioAnswerSentBack(t *testing.T) {
+	claudeUp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the Anthropic upstream was called")
+	}))
+	t.Cleanup(claudeUp.Close)
+	claude := providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: claudeUp.URL, APIKey: "k", HTTPClient: claudeUp.Client()})
+	up, bodies := fakeOpenAIAudioUpstream(t)
+	oai := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "k", HTTPClient: up.Client()})
+	h := newHarness(t, func(o *Options) { o.Providers = fakeRegistry{"anthropic": claude, "openai": oai} })
+	history := `"messages":[{"role":"user","content":"Say hello."},{"role":"assistant","content":null,"audio":{"id":"audio_1"}},{"role":"user","content":"Again, slower."}]}`
+
+	_, err := h.g.Complete(context.Background(), Scope{}, audioChat(t, `{"model":"anthropic/claude-sonnet-4-5",`+history))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != "messages[1].audio" {
+		t.Fatalf("Claude alone: err = %v, want a validation error naming messages[1].audio", err)
+	}
+	resp, err := h.g.Complete(context.Background(), Scope{}, audioChat(t, `{"model":"anthropic/claude-sonnet-4-5","fallback_models":["openai/gpt-4o-audio-preview"],`+history))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Provider != "openai" || len(*bodies) != 1 || !strings.Contains((*bodies)[0], `{"role":"assistant","content":null,"audio":{"id":"audio_1"}}`) {
+		t.Errorf("answered by %s; OpenAI got %q, want the assistant turn as content null with its audio id", resp.Provider, *bodies)
+	}
+
+	var o OpenAIChatRequest
+	json.Unmarshal([]byte(`{"model":"openai/gpt-4o-audio-preview","messages":[{"role":"user","content":"x","audio":{"id":"audio_1"}}]}`), &o)
+	if _, err := o.ToRequest(); !errors.As(err, &ve) || ve.Field != "messages[0].audio" {
+		t.Errorf("audio on a user message: err = %v, want a validation error naming messages[0].audio", err)
+	}
+}

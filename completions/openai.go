@@ -196,6 +196,15 @@ type OpenAIMessage struct {
 	// provider, as none takes unsigned reasoning back.
 	ThinkingBlocks   []OpenAIThinkingBlock `json:"thinking_blocks,omitempty"`
 	ReasoningContent string                `json:"reasoning_content,omitempty"`
+	// Audio names the spoken answer an assistant message was (message.audio.id of an
+	// earlier answer), sent back so that the model hears it: only OpenAI-format models take
+	// it, others are passed over.
+	Audio *OpenAIAudioRef `json:"audio,omitempty"`
+}
+
+// OpenAIAudioRef is an earlier spoken answer, by id.
+type OpenAIAudioRef struct {
+	ID string `json:"id" jsonschema:"required"`
 }
 
 // MaxChoices is the most choices (n) a chat completions request may ask for.
@@ -651,6 +660,15 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 			blocks = append(blocks, ContentBlock{Type: "text", Text: m.Refusal})
 		}
 		req.Messages[i] = Message{Role: role, Content: blocks, ToolCalls: calls, ToolCallID: m.ToolCallID, Name: m.Name, Reasoning: reasoning}
+		if m.Audio != nil {
+			switch {
+			case m.Role != "assistant":
+				return nil, invalid(fmt.Sprintf("messages[%d].audio", i), "is accepted in assistant messages only, got it in a %q message", m.Role)
+			case m.Audio.ID == "":
+				return nil, invalid(fmt.Sprintf("messages[%d].audio.id", i), "is required")
+			}
+			req.Messages[i].AudioID = m.Audio.ID
+		}
 	}
 	return req, nil
 }

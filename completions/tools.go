@@ -205,11 +205,11 @@ func checkProviders(req *Request, targets ...[]target) error {
 		m := &req.Messages[i]
 		parts := m.parts()
 		encrypted := m.Role == "assistant" && slices.ContainsFunc(m.Reasoning, func(b providers.ReasoningBlock) bool { return b.Encrypted != "" })
-		if parts != nil || encrypted {
+		if parts != nil || encrypted || m.AudioID != "" {
 			if media == nil {
 				media = make([]providers.Message, len(req.Messages))
 			}
-			media[i] = providers.Message{Role: m.Role, Parts: parts}
+			media[i] = providers.Message{Role: m.Role, Parts: parts, AudioID: m.AudioID}
 			if encrypted {
 				media[i].Reasoning = m.Reasoning
 			}

@@ -38,6 +38,9 @@ type Message struct {
 	ToolCallID string `json:"-"`
 	// Name is the participant's name (OpenAI's messages[].name), for OpenAI-format upstreams.
 	Name string `json:"-"`
+	// AudioID is the spoken answer an assistant turn was (chat's messages[].audio.id), for
+	// OpenAI-format upstreams.
+	AudioID string `json:"-"`
 	// Reasoning is the reasoning an assistant turn was answered with, as a client sends it
 	// back (the thinking blocks of /v1/messages, thinking_blocks on chat completions,
 	// Responses reasoning items); only Claude takes it, and only its own signed blocks.

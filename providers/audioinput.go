@@ -112,9 +112,19 @@ type AudioOutputSupporter interface {
 	SupportsAudioOutput(model string, req *Request) (bool, string)
 }
 
-// checkAudioOutput refuses a spoken answer asked of a provider that cannot give one.
+// checkAudioOutput refuses a spoken answer asked of a provider that cannot give one, and an
+// earlier spoken answer (an assistant turn's AudioID) sent to one that cannot hear it.
 func checkAudioOutput(p Provider, model string, req *Request) error {
-	if req.Audio == nil {
+	field := ""
+	if req.Audio != nil {
+		field = "audio"
+	}
+	for i := range req.Messages {
+		if field == "" && req.Messages[i].AudioID != "" {
+			field = fmt.Sprintf("messages[%d].audio", i)
+		}
+	}
+	if field == "" {
 		return nil
 	}
 	why := "only OpenAI-format chat completions answer aloud (gpt-4o-audio-preview, gpt-audio)"
@@ -124,5 +134,5 @@ func checkAudioOutput(p Provider, model string, req *Request) error {
 			return nil
 		}
 	}
-	return &UnsupportedError{Provider: p.Name(), Field: "audio", Reason: why}
+	return &UnsupportedError{Provider: p.Name(), Field: field, Reason: why}
 }

@@ -165,6 +165,13 @@ type openAIMessage struct {
 	ToolCallID string           `json:"tool_call_id,omitempty"`
 	Name       string           `json:"name,omitempty"`
 	Prefix     bool             `json:"prefix,omitempty"` // PrefillPrefix
+	// Audio names the spoken answer an assistant turn was (Message.AudioID).
+	Audio *openAIAudioRef `json:"audio,omitempty"`
+}
+
+// openAIAudioRef is an assistant turn's earlier spoken answer, by id.
+type openAIAudioRef struct {
+	ID string `json:"id"`
 }
 
 // openAIPart is a content part: text, image_url, file or input_audio.
@@ -331,6 +338,12 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 		msgs[i] = openAIMessage{Role: m.Role, Content: &m.Content, ToolCallID: o.toolCallID(m.ToolCallID), Name: m.Name}
 		if len(m.Parts) > 0 {
 			msgs[i].Content = openAIParts(m.Parts)
+		}
+		if m.AudioID != "" {
+			msgs[i].Audio = &openAIAudioRef{ID: m.AudioID}
+			if m.Content == "" {
+				msgs[i].Content = nil // OpenAI's form of a spoken turn: content null
+			}
 		}
 		if len(m.ToolCalls) > 0 {
 			if m.Content == "" {

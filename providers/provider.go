@@ -46,6 +46,10 @@ type Message struct {
 	// Reasoning is the reasoning an assistant turn was answered with, as the client sends
 	// it back; only Anthropic takes it (its signed blocks, see ReasoningBlock).
 	Reasoning []ReasoningBlock `json:"reasoning,omitempty"`
+	// AudioID is the spoken answer an assistant turn was (OpenAI's messages[].audio.id,
+	// AudioAnswer.ID), sent back so that the model hears it; only OpenAI-format chat
+	// completions take it (AudioOutputSupporter).
+	AudioID string `json:"audio_id,omitempty"`
 }
 
 // Request is a provider-neutral chat request. Model is the provider's own model name
