@@ -658,16 +658,24 @@ func (s *Speech) Close() error {
 			Provider: s.used.provider, Model: s.used.name, Attempts: cloneAttempts(p.attempts),
 			Usage: Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: s.Costs}, UsageEstimated: s.usage.TokensEstimated,
 			Start: p.start, Latency: now.Sub(p.start), TTFT: s.firstAt.Sub(p.start)}
-		switch {
-		case s.eof:
-		case s.ctx.Err() != nil || s.err == nil || errors.Is(s.err, context.Canceled):
-			r.Outcome, r.Err = RequestCancelled, context.Canceled // the caller stopped reading
-		default:
-			r.Outcome, r.Err = RequestStreamFailed, s.err
-		}
+		r.Outcome, r.Err = relayedOutcome(s.ctx, s.eof, s.err)
 		g.observe(s.ctx, p, r)
 	})
 	return nil
+}
+
+// relayedOutcome is how an answer relayed as it came (speech audio, a streamed
+// transcription) ended: read to its end (eof), left by the caller (its context over, or no
+// failure), or failed with err.
+func relayedOutcome(ctx context.Context, eof bool, err error) (string, error) {
+	switch {
+	case eof:
+		return RequestOK, nil
+	case ctx.Err() != nil || err == nil || errors.Is(err, context.Canceled):
+		return RequestCancelled, context.Canceled // the caller stopped reading
+	default:
+		return RequestStreamFailed, err
+	}
 }
 
 // plainTranscription is a verbose_json transcription as the json format answers it:

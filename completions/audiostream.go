@@ -224,13 +224,7 @@ func (s *TranscriptionStream) Close() error {
 			Provider: s.used.provider, Model: s.used.name, Attempts: cloneAttempts(p.attempts),
 			Usage:          Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: costs},
 			UsageEstimated: estimated, Start: p.start, Latency: now.Sub(p.start), TTFT: s.firstAt.Sub(p.start)}
-		switch {
-		case s.eof:
-		case s.ctx.Err() != nil || s.err == nil || errors.Is(s.err, context.Canceled):
-			r.Outcome, r.Err = RequestCancelled, context.Canceled // the caller stopped reading
-		default:
-			r.Outcome, r.Err = RequestStreamFailed, s.err
-		}
+		r.Outcome, r.Err = relayedOutcome(s.ctx, s.eof, s.err)
 		g.observe(s.ctx, p, r)
 	})
 	return nil
