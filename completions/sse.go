@@ -144,6 +144,15 @@ type finalEvent struct {
 	Text  string `json:"text"`
 	Final bool   `json:"final"`
 	*Response
+	// TokenLogprobs are the whole answer's log probabilities, as Answer's.
+	TokenLogprobs *OpenAILogprobs `json:"logprobs,omitempty"`
+}
+
+// logprobsChunk is a text chunk with the log probabilities of its tokens (a request that
+// asked for them): the native stream's logprobs extension, OpenAI's chunk shape.
+type logprobsChunk struct {
+	*Chunk
+	TokenLogprobs *OpenAILogprobs `json:"logprobs"`
 }
 
 // StreamErrorEvent is the data of the "error" event that ends a failed stream: a "text"
@@ -162,7 +171,9 @@ type StreamErrorEvent struct {
 // per text fragment (provider, model, responseMessageId, type "text", text, message), then
 // "data: {"type":"text","text":"","final":true, …the whole Response}" and "data: [DONE]"; a stream that
 // fails after its first fragment ends with "event: error" and a StreamErrorEvent, and no
-// [DONE]. Fragments are flushed whenever the stream is about to wait. It returns nil
+// [DONE]. A request that asked for log probabilities gets each text chunk's tokens in its
+// "logprobs" ({"content": […], "refusal": null}, OpenAI's chunk shape) and the whole
+// answer's in the final event's. Fragments are flushed whenever the stream is about to wait. It returns nil
 // when the answer was delivered completely, the *StreamError (or other failure) that ended
 // the stream, or the write error when the client went away.
 func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
@@ -174,7 +185,8 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 	for {
 		c, err := st.Recv()
 		if errors.Is(err, io.EOF) {
-			if err := sse.Buffer("", finalEvent{Type: EventText, Final: true, Response: st.Response()}); err != nil {
+			resp := st.Response()
+			if err := sse.Buffer("", finalEvent{Type: EventText, Final: true, Response: resp, TokenLogprobs: openAILogprobs(resp.Logprobs)}); err != nil {
 				return err
 			}
 			return sse.Done()
@@ -197,9 +209,13 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			// Another model continued a broken answer: its fragments carry its name.
 			tpl, tplModel = newFragmentTemplate(st.chunkFor(fragmentPlaceholder), 2), st.t.name
 		}
-		if tpl != nil {
+		switch {
+		case c.Logprobs != nil:
+			// Rare (asked for), so encoded in full; the template path stays lean.
+			err = sse.Buffer("", logprobsChunk{Chunk: c, TokenLogprobs: &OpenAILogprobs{Content: c.Logprobs.Content}})
+		case tpl != nil:
 			err = sse.BufferData(tpl.event(c.Text))
-		} else {
+		default:
 			err = sse.Buffer("", c)
 		}
 		if err != nil {

@@ -147,12 +147,13 @@ type Request struct {
 	// Logprobs asks for the log probability of each token of the answer (Response.Logprobs,
 	// streamed in Chunk.Logprobs), and TopLogprobs (0 to providers.MaxTopLogprobs, with
 	// Logprobs only) for that many likeliest alternatives at each position: OpenAI's
-	// logprobs and top_logprobs, from the OpenAI-compatible surfaces and library callers.
+	// logprobs and top_logprobs, set by the OpenAI-compatible surfaces, library callers and
+	// the native API (an extension there: Answer.TokenLogprobs answers them).
 	// Only models whose adapter gives them are tried (see providers.LogprobsSupporter);
 	// with none, the request is a validation error naming logprobs. A stream asking for
 	// them is not continued by another model when it breaks (see Continuation).
-	Logprobs    bool `json:"-"`
-	TopLogprobs int  `json:"-"`
+	Logprobs    bool `json:"logprobs,omitempty" jsonschema:"description=An extension: return the log probability of each token of the answer (OpenAI-format models but OpenAI's reasoning models; and Gemini); only the models that give them are tried\\, a 422 naming logprobs when none of the request's can"`
+	TopLogprobs int  `json:"top_logprobs,omitempty" jsonschema:"minimum=0,maximum=20,description=An extension: how many of the likeliest tokens to return at each position with their log probabilities (needs logprobs)"`
 	// MockResponse, when set, answers the request with this text without calling any
 	// model (LiteLLM's mock_response, for tests): the request is still checked as any other
 	// (the key's models, its budget, the pre_call guardrails), the answer comes as the model
@@ -446,8 +447,8 @@ type Response struct {
 	ModelGroup string `json:"modelGroup,omitempty"`
 	// Logprobs are the log probabilities of the answer's tokens (its text's and its
 	// refusal's) when the request asked for them (Request.Logprobs): never nil then, empty
-	// when the upstream gave none; nil when it did not ask. For the OpenAI-compatible
-	// surfaces; the native API does not return them.
+	// when the upstream gave none; nil when it did not ask. The OpenAI-compatible surfaces
+	// answer them in their shapes, the native API as Answer.TokenLogprobs.
 	Logprobs *providers.Logprobs `json:"-"`
 	// ConversationNotSaved is set when the answer was generated (and billed) but the store
 	// could not save the turn (a full disk, a database down): the answer is still returned,
@@ -469,11 +470,14 @@ type Answer struct {
 	Type string `json:"type" jsonschema:"enum=text"`
 	Text string `json:"text"`
 	Response
+	// TokenLogprobs are the answer's log probabilities in OpenAI's choices[].logprobs
+	// shape (an extension: only when the request asked, with logprobs).
+	TokenLogprobs *OpenAILogprobs `json:"logprobs,omitempty" jsonschema:"description=An extension\\, present when the request asked (logprobs): the log probability of each token of the answer in OpenAI's choices[].logprobs shape (content: token\\, logprob\\, bytes\\, top_logprobs; refusal)"`
 }
 
 // NewAnswer returns r as the body of a non-streamed answer.
 func NewAnswer(r *Response) Answer {
-	return Answer{Type: EventText, Text: r.Text(), Response: *r}
+	return Answer{Type: EventText, Text: r.Text(), Response: *r, TokenLogprobs: openAILogprobs(r.Logprobs)}
 }
 
 // Text returns the generated text.
