@@ -57,6 +57,36 @@ type CompletionRequest struct {
 	// Guardrails names the server's opt-in guardrails to run on the request; a block is an
 	// *Error matching ErrGuardrailBlocked.
 	Guardrails []string `json:"guardrails,omitempty"`
+	// Logprobs asks for the log probability of each token of the answer
+	// (Completion.Logprobs, and each Chunk's own tokens when streamed), TopLogprobs (0 to
+	// 20, with Logprobs only) for that many likeliest alternatives at each position. Only
+	// the models that give them are tried; none of the request's is a 422 *Error naming
+	// logprobs.
+	Logprobs    bool `json:"logprobs,omitempty"`
+	TopLogprobs int  `json:"top_logprobs,omitempty"`
+}
+
+// Logprobs are the log probabilities of an answer's tokens, in OpenAI's
+// choices[].logprobs shape: Content the text's tokens, Refusal a refusal's.
+type Logprobs struct {
+	Content []TokenLogprob `json:"content"`
+	Refusal []TokenLogprob `json:"refusal,omitempty"`
+}
+
+// TokenLogprob is one token of an answer with its (natural) log probability, its UTF-8
+// bytes, and the likeliest tokens at its position (CompletionRequest.TopLogprobs of them).
+type TokenLogprob struct {
+	Token       string       `json:"token"`
+	Logprob     float64      `json:"logprob"`
+	Bytes       []int        `json:"bytes,omitempty"`
+	TopLogprobs []TopLogprob `json:"top_logprobs,omitempty"`
+}
+
+// TopLogprob is one of the likeliest tokens at a position of the answer.
+type TopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float64 `json:"logprob"`
+	Bytes   []int   `json:"bytes,omitempty"`
 }
 
 // CacheControl is a request's say over the server's response cache (serve --cache), in
@@ -153,6 +183,9 @@ type Completion struct {
 	Attempts     []Attempt `json:"attempts,omitempty"`
 	// Cache says how the response cache took part (nil: it did not).
 	Cache *CacheStatus `json:"cache,omitempty"`
+	// Logprobs are the answer's tokens' log probabilities when the request asked for them
+	// (CompletionRequest.Logprobs); nil otherwise.
+	Logprobs *Logprobs `json:"logprobs,omitempty"`
 }
 
 // Text returns the generated text.
@@ -172,6 +205,9 @@ type Chunk struct {
 	Type              string           `json:"type"`
 	Text              string           `json:"text"`
 	Message           AssistantMessage `json:"message"`
+	// Logprobs are the log probabilities of this fragment's tokens when the request asked
+	// for them (CompletionRequest.Logprobs); nil otherwise.
+	Logprobs *Logprobs `json:"logprobs,omitempty"`
 }
 
 // Complete asks for a completion and waits for the whole answer.
@@ -248,7 +284,7 @@ func (c *Client) CompleteStream(ctx context.Context, req *CompletionRequest) (*S
 			Type string `json:"type"`
 			*Completion
 		}{"final", &out}
-		ch := Chunk{Provider: out.Provider, Model: out.Model, ResponseMessageID: out.ResponseMessageID, Type: "text", Text: out.Text(), Message: out.Message}
+		ch := Chunk{Provider: out.Provider, Model: out.Model, ResponseMessageID: out.ResponseMessageID, Type: "text", Text: out.Text(), Message: out.Message, Logprobs: out.Logprobs}
 		text := "data: " + mustJSON(ch) + "\n\ndata: " + mustJSON(finalEvent) + "\n\ndata: [DONE]\n\n"
 		st := &Stream{requestID: resp.Header.Get("X-Request-Id"), body: io.NopCloser(strings.NewReader("")), events: newSSEReader(strings.NewReader(text))}
 		return st, nil
