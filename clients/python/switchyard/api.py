@@ -306,8 +306,11 @@ class CompletionStream:
                 if ev["event"] == "json":  # the server did not stream; one chunk
                     self.final = json.loads(ev["data"])
                     self.text = "".join(b.get("text", "") for b in self.final["message"]["content"])
-                    yield {"type": "text", "text": self.text, "provider": self.final.get("provider"),
-                           "model": self.final.get("model")}
+                    chunk = {"type": "text", "text": self.text, "provider": self.final.get("provider"),
+                             "model": self.final.get("model")}
+                    if self.final.get("logprobs") is not None:
+                        chunk["logprobs"] = self.final["logprobs"]
+                    yield chunk
                     done = True
                     break
                 if ev["data"] == "[DONE]":
@@ -343,6 +346,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
              max_retries: Optional[int] = None, search: Optional[bool] = None,
              conversation_id: Optional[str] = None, cache: Optional[Dict[str, Any]] = None,
              tags: Optional[Sequence[str]] = None, guardrails: Optional[Sequence[str]] = None,
+             logprobs: Optional[bool] = None, top_logprobs: Optional[int] = None,
              client: Optional[Client] = None) -> Union[Dict[str, Any], CompletionStream]:
     """Generates an assistant message.
 
@@ -355,7 +359,12 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
     answered from it has ``response["cache"]["result"] == "hit"``. ``tags`` label the request
     for cost attribution (the usage log's per-tag totals). ``guardrails`` names the server's
     opt-in guardrails to run on this request (LiteLLM's ``guardrails``); a block raises
-    GuardrailBlockedError.
+    GuardrailBlockedError. ``logprobs=True`` asks for the log probability of each token of
+    the answer, ``top_logprobs`` (0 to 20) for that many likeliest alternatives at each
+    position: the response's ``logprobs`` is OpenAI's ``{"content": [{"token", "logprob",
+    "bytes", "top_logprobs"}, ...], "refusal": None}``, and each streamed chunk's holds its
+    own tokens. Only the models that give them are tried; when none of the request's can,
+    ValidationError naming ``logprobs``.
     """
     c = client or Client()
     if isinstance(models, str):
@@ -369,6 +378,7 @@ def complete(messages: Sequence[Dict[str, Any]], models: Union[str, Sequence[str
         "search": search, "conversationId": conversation_id, "cache": cache,
         "tags": list(tags) if tags else None,
         "guardrails": list(guardrails) if guardrails else None,
+        "logprobs": True if logprobs else None, "top_logprobs": top_logprobs,
     })
     if stream:
         events, request_id = c.open_events("/api/v1/completions", body)

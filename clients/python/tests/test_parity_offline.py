@@ -156,6 +156,46 @@ class ParityOfflineTest(unittest.TestCase):
         self.assertIn(b'name="image"; filename="image.png"', body)
         self.assertNotIn(b"image[]", body)
 
+    def test_customer_limit_fields(self):
+        # As the Go client's CustomerRequest and CustomerUpdate: an end user's
+        # requests_per_minute (LiteLLM's rpm_limit) and model_max_budget, sent only when given.
+        self.script((200, {"end_user_id": "u1"}, {}))
+        budgets = {"openai/gpt-4o": {"max_budget_usd": 10, "budget_duration": "30d"}}
+        switchyard.create_customer("u1", requests_per_minute=3, model_max_budget=budgets, client=self.client)
+        method, path, _, body = Recorder.calls[-1]
+        self.assertEqual((method, path), ("POST", "/api/v1/customers"))
+        self.assertEqual(json.loads(body), {"end_user_id": "u1", "requests_per_minute": 3, "model_max_budget": budgets})
+        switchyard.create_customer("u2", client=self.client)
+        self.assertEqual(json.loads(Recorder.calls[-1][3]), {"end_user_id": "u2"})
+        switchyard.update_customer("u/1", requests_per_minute=0, model_max_budget={}, client=self.client)
+        method, path, _, body = Recorder.calls[-1]
+        self.assertEqual((method, path, json.loads(body)),
+                         ("PATCH", "/api/v1/customers/u%2F1", {"requests_per_minute": 0, "model_max_budget": {}}))
+        switchyard.update_customer("u1", model_max_budget=None, client=self.client)
+        self.assertEqual(json.loads(Recorder.calls[-1][3]), {"model_max_budget": None})  # removes them
+
+    def test_complete_logprobs_fields(self):
+        # The native API's logprobs extension, as the Go client's CompletionRequest sends it.
+        answer = {"type": "text", "text": "Yes", "message": {"role": "assistant", "type": "text",
+                                                              "content": [{"type": "text", "text": "Yes"}]},
+                  "logprobs": {"content": [{"token": "Yes", "logprob": -0.25, "bytes": [89, 101, 115],
+                                            "top_logprobs": []}], "refusal": None}}
+        self.script((200, answer, {}))
+        res = switchyard.complete([{"role": "user", "content": "Is it?"}], "openai/gpt-4o-mini",
+                                  logprobs=True, top_logprobs=2, client=self.client)
+        body = json.loads(Recorder.calls[-1][3])
+        self.assertEqual((body["logprobs"], body["top_logprobs"]), (True, 2))
+        self.assertEqual(res["logprobs"]["content"][0]["logprob"], -0.25)
+        switchyard.complete([{"role": "user", "content": "Is it?"}], "openai/gpt-4o-mini", client=self.client)
+        body = json.loads(Recorder.calls[-1][3])
+        self.assertNotIn("logprobs", body)
+        self.assertNotIn("top_logprobs", body)
+        # A server that answers a stream with one JSON body: its one chunk keeps the logprobs.
+        st = switchyard.complete([{"role": "user", "content": "Is it?"}], "openai/gpt-4o-mini", stream=True,
+                                 logprobs=True, client=self.client)
+        chunks = list(st)
+        self.assertEqual([c["logprobs"]["content"][0]["token"] for c in chunks], ["Yes"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -222,6 +222,42 @@ class ParityServerTest(unittest.TestCase):
         switchyard.delete_customer(uid, client=self.client)
         switchyard.delete_customer(other["end_user_id"], client=self.client)
 
+    def test_customer_model_max_budget_and_rpm(self):
+        # As the Go client's CustomerRequest/CustomerUpdate: an end user's per-model budgets
+        # and requests per minute round-trip, are replaced whole, and a bad one is refused.
+        uid = _uid("user-")
+        budgets = {MODEL: {"max_budget_usd": 2.5, "budget_duration": "30d"}}
+        c = switchyard.create_customer(uid, model_max_budget=budgets, requests_per_minute=7, client=self.client)
+        self.assertEqual((c["model_max_budget"], c["requests_per_minute"]), (budgets, 7))
+        got = switchyard.get_customer(uid, client=self.client)
+        self.assertEqual((got["model_max_budget"], got["requests_per_minute"]), (budgets, 7))
+        other = {MODEL: {"max_budget_usd": 1}}
+        up = switchyard.update_customer(uid, model_max_budget=other, requests_per_minute=0, client=self.client)
+        self.assertEqual(up["model_max_budget"], other)
+        self.assertNotIn("requests_per_minute", up)  # 0: no bound
+        up = switchyard.update_customer(uid, model_max_budget={}, client=self.client)
+        self.assertNotIn("model_max_budget", up)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.create_customer(_uid("user-"), model_max_budget={MODEL: {"max_budget_usd": -1}}, client=self.client)
+        self.assertIn("model_max_budget", cm.exception.message)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.create_customer(_uid("user-"), requests_per_minute=-1, client=self.client)
+        self.assertIn("requests_per_minute", cm.exception.message)
+        switchyard.delete_customer(uid, client=self.client)
+
+    def test_complete_logprobs(self):
+        # The native API's logprobs extension: the answer has a logprobs object (the
+        # scripted upstream gives no tokens: an empty content), a bad top_logprobs is refused.
+        res = switchyard.complete([{"role": "user", "content": "Is it?"}], MODEL, logprobs=True, top_logprobs=2,
+                                  client=self.client)
+        self.assertEqual(res["logprobs"]["content"], [])
+        plain = switchyard.complete([{"role": "user", "content": "Is it?"}], MODEL, client=self.client)
+        self.assertNotIn("logprobs", plain)
+        with self.assertRaises(switchyard.ValidationError) as cm:
+            switchyard.complete([{"role": "user", "content": "Is it?"}], MODEL, logprobs=True, top_logprobs=21,
+                                client=self.client)
+        self.assertIn("top_logprobs", cm.exception.message)
+
     def test_key_budget_id(self):
         bid = _uid("budget-")
         self.client.request("POST", "/budget/new", body={"budget_id": bid, "max_budget": 7, "tpm_limit": 1000})
