@@ -348,11 +348,11 @@ func parseRows(file string, data []byte, minRows int) ([]sandbox.Row, error) {
 		for _, field := range []string{"input", "answer"} {
 			v, ok := obj[field]
 			if !ok {
-				return nil, bundleErr(file, "row %d has no %q%s", i, field, rowKeys(obj, field))
+				return nil, bundleErr(file, "row %d (counting from 0) has no %q%s", i, field, rowKeys(obj, field))
 			}
 			s, err := rowValue(v)
 			if err != nil {
-				return nil, bundleErr(file, "row %d: %q %v", i, field, err)
+				return nil, bundleErr(file, "row %d (counting from 0): %q %v", i, field, err)
 			}
 			if field == "input" {
 				rows[i].Input = s

@@ -173,11 +173,11 @@ func TestReadBundleRefuses(t *testing.T) {
 		{"missing input", "dataset.json", `has no "input"`, replace("dataset.json", []byte(strings.Replace(string(rows(10)), `,"input":"0"`, ``, 1)))},
 		// A usual name for the missing field is named in the hint (it said "rename them to
 		// input and answer", leaving the user to work out which key is which).
-		{"DSPy's question", "dataset.json", `row 0 has no "input" (its keys: "answer", "question"; rename "question" to "input")`,
+		{"DSPy's question", "dataset.json", `row 0 (counting from 0) has no "input" (its keys: "answer", "question"; rename "question" to "input")`,
 			replace("dataset.json", []byte(strings.Replace(string(rows(10)), `"input":"0"`, `"question":"0"`, 1)))},
-		{"output and extra keys", "dataset.json", `row 0 has no "answer" (its keys: "difficulty", "input", "output"; rename "output" to "answer")`,
+		{"output and extra keys", "dataset.json", `row 0 (counting from 0) has no "answer" (its keys: "difficulty", "input", "output"; rename "output" to "answer")`,
 			replace("dataset.json", []byte(strings.Replace(string(rows(10)), `"answer":"a"`, `"output":"a","difficulty":"easy"`, 1)))},
-		{"no usual name", "dataset.json", `row 0 has no "input" (its keys: "answer", "q"; rename them to input and answer)`,
+		{"no usual name", "dataset.json", `row 0 (counting from 0) has no "input" (its keys: "answer", "q"; rename them to input and answer)`,
 			replace("dataset.json", []byte(strings.Replace(string(rows(10)), `"input":"0"`, `"q":"0"`, 1)))},
 	}
 	for _, c := range cases {

@@ -75,7 +75,7 @@ type SubmitError struct {
 // Field is the submission field at fault: input_url.
 func (e *SubmitError) Field() string { return "input_url" }
 
-// Error implements error: "input_url: invalid bundle: dataset.json: row 3 has no ...".
+// Error implements error: "input_url: invalid bundle: dataset.json: row 3 (counting from 0) has no ...".
 func (e *SubmitError) Error() string {
 	if e.Err.File == "bundle" {
 		return "input_url: the bundle " + e.Err.Problem

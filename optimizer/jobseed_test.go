@@ -177,12 +177,12 @@ func TestSubmitChecksDataset(t *testing.T) {
 		"string":       {`"rows"`, "dataset.json: is a JSON string"},
 		"JSON Lines":   {"{\"input\":\"a\",\"answer\":\"b\"}\n{\"input\":\"c\",\"answer\":\"d\"}\n", "one JSON object per line (JSON Lines)"},
 		"row not obj":  {rows(`,"upper: b"`), "dataset.json: row 11 (counting from 0) must be an object with \"input\" and \"answer\", got a string"},
-		"no answer":    {rows(`,{"input":"x","output":"y"}`), `dataset.json: row 11 has no "answer" (its keys: "input", "output"; rename "output" to "answer")`},
-		"no input":     {rows(`,{"question":"x","answer":"y"}`), `dataset.json: row 11 has no "input" (its keys: "answer", "question"; rename "question" to "input")`},
-		"Input":        {rows(`,{"Input":"x","answer":"y"}`), `dataset.json: row 11 has no "input" (its keys: "Input", "answer"; rename "Input" to "input")`},
-		"answer space": {rows(`,{"input":"x","answer ":"y"}`), `dataset.json: row 11 has no "answer" (its keys: "answer ", "input"; rename "answer " to "answer")`},
-		"answer null":  {rows(`,{"input":"x","answer":null}`), `dataset.json: row 11: "answer" must be a string, number, boolean, object or array, got null`},
-		"input null":   {rows(`,{"input":null,"answer":"y"}`), `dataset.json: row 11: "input" must be a string, number, boolean, object or array, got null`},
+		"no answer":    {rows(`,{"input":"x","output":"y"}`), `dataset.json: row 11 (counting from 0) has no "answer" (its keys: "input", "output"; rename "output" to "answer")`},
+		"no input":     {rows(`,{"question":"x","answer":"y"}`), `dataset.json: row 11 (counting from 0) has no "input" (its keys: "answer", "question"; rename "question" to "input")`},
+		"Input":        {rows(`,{"Input":"x","answer":"y"}`), `dataset.json: row 11 (counting from 0) has no "input" (its keys: "Input", "answer"; rename "Input" to "input")`},
+		"answer space": {rows(`,{"input":"x","answer ":"y"}`), `dataset.json: row 11 (counting from 0) has no "answer" (its keys: "answer ", "input"; rename "answer " to "answer")`},
+		"answer null":  {rows(`,{"input":"x","answer":null}`), `dataset.json: row 11 (counting from 0): "answer" must be a string, number, boolean, object or array, got null`},
+		"input null":   {rows(`,{"input":null,"answer":"y"}`), `dataset.json: row 11 (counting from 0): "input" must be a string, number, boolean, object or array, got null`},
 		"too few rows": {`[{"input":"a","answer":"b"}]`, "dataset.json: has 1 rows; at least 10 are required"},
 	} {
 		files := bundleFiles(t)

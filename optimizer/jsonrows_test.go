@@ -134,7 +134,7 @@ func TestSeveralInputFieldsHint(t *testing.T) {
 	}
 	ds.WriteString("]")
 	_, err := parseRows("dataset.json", []byte(ds.String()), MinDatasetRows)
-	want := `dataset.json: row 0 has no "input" (its keys: "answer", "context", "question"; rename "question" to "input", or put the input fields in one object: {"input": {…}, "answer": …})`
+	want := `dataset.json: row 0 (counting from 0) has no "input" (its keys: "answer", "context", "question"; rename "question" to "input", or put the input fields in one object: {"input": {…}, "answer": …})`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}

@@ -95,7 +95,7 @@ func TestSubmitChecksValset(t *testing.T) {
 	for name, c := range map[string]struct{ data, want string }{
 		"empty array": {"[]", "valset.json: has 0 rows; at least 1 are required"},
 		"not JSON":    {"[{", "valset.json: is not valid JSON"},
-		"no answer":   {`[{"input":"a","answer":"b"},{"input":"x","output":"y"}]`, `valset.json: row 1 has no "answer" (its keys: "input", "output"; rename "output" to "answer")`},
+		"no answer":   {`[{"input":"a","answer":"b"},{"input":"x","output":"y"}]`, `valset.json: row 1 (counting from 0) has no "answer" (its keys: "input", "output"; rename "output" to "answer")`},
 		"JSON Lines":  {"{\"input\":\"a\",\"answer\":\"b\"}\n{\"input\":\"c\",\"answer\":\"d\"}\n", "valset.json: holds one JSON object per line"},
 	} {
 		files := bundleFiles(t)

@@ -158,7 +158,7 @@ func Optimizer(svc *optimizer.Service) Option {
 			Request: optimizeRequest{}, Response: optimizer.Submitted{}, Status: http.StatusAccepted, Tags: tags,
 			Errors: map[int]string{
 				422: "validation error: agentopt requires input_url / agentopt requires target_models / n_iterations must be 1-50 / overall_timeout_seconds must be 300-7200 / …",
-				400: "the bundle at input_url could not be fetched or is unusable (the message names the file and the row: input_url: invalid bundle: dataset.json: row 3 has no \"answer\" …); no job is made",
+				400: "the bundle at input_url could not be fetched or is unusable (the message names the file and the row: input_url: invalid bundle: dataset.json: row 3 (counting from 0) has no \"answer\" …); no job is made",
 				429: "this key has its limit of optimization jobs queued or running (Retry-After)",
 			}},
 			func(w http.ResponseWriter, r *http.Request) error { return handleOptimize(svc, w, r) })

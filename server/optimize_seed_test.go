@@ -58,7 +58,7 @@ func TestOptimizeSubmitRefusesBadDataset(t *testing.T) {
 		"not JSON":   {"[{input: a}]", "input_url: invalid bundle: dataset.json: is not valid JSON"},
 		"wrong type": {`{"rows": [` + rows + `]}`, `input_url: invalid bundle: dataset.json: is a JSON object (the rows look to be under "rows"`},
 		"empty":      {"[]", "input_url: invalid bundle: dataset.json: has 0 rows; at least 10 are required"},
-		"no answer":  {"[" + rows + `,{"input":"x","label":"y"}]`, `input_url: invalid bundle: dataset.json: row 10 has no "answer" (its keys: "input", "label"; rename "label" to "answer")`},
+		"no answer":  {"[" + rows + `,{"input":"x","label":"y"}]`, `input_url: invalid bundle: dataset.json: row 10 (counting from 0) has no "answer" (its keys: "input", "label"; rename "label" to "answer")`},
 	} {
 		r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+serveBundle(t, c.dataset)+`","target_models":["scripted/task"]}`)
 		if r.status != http.StatusBadRequest || !strings.HasPrefix(r.body["message"].(string), c.want) {
@@ -118,7 +118,7 @@ func TestOptimizeValset(t *testing.T) {
 	vs, _ := json.Marshal(rows[24:])
 	r := e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+
 		serveBundle(t, string(ds), map[string]string{"valset.json": `[{"input":"a","answer":"b"},{"question":"c","answer":"d"}]`})+`","target_models":["scripted/task"]}`)
-	want := `input_url: invalid bundle: valset.json: row 1 has no "input" (its keys: "answer", "question"; rename "question" to "input")`
+	want := `input_url: invalid bundle: valset.json: row 1 (counting from 0) has no "input" (its keys: "answer", "question"; rename "question" to "input")`
 	if r.status != http.StatusBadRequest || r.body["message"] != want {
 		t.Fatalf("bad valset: %d %s, want 400 %q", r.status, r.raw, want)
 	}
@@ -163,7 +163,7 @@ func TestOptimizeAcceptsJSONValues(t *testing.T) {
 	}
 	rows[3] = `{"input":"x","answer":null}`
 	r = e.call(t, "POST", "/api/v1/optimize", testKey, `{"optimizer":"agentopt","input_url":"`+serveBundle(t, "["+strings.Join(rows, ",")+"]")+`","target_models":["scripted/task"]}`)
-	want := `input_url: invalid bundle: dataset.json: row 3: "answer" must be a string, number, boolean, object or array, got null`
+	want := `input_url: invalid bundle: dataset.json: row 3 (counting from 0): "answer" must be a string, number, boolean, object or array, got null`
 	if r.status != http.StatusBadRequest || r.body["message"] != want {
 		t.Errorf("null answer: %d %s, want 400 %q", r.status, r.raw, want)
 	}
