@@ -240,10 +240,6 @@ func (s *Selector) ListPreferences(ctx context.Context, owner string, opts store
 	if len(opts.Status) > 0 {
 		return PreferenceList{}, invalid("status", "preferences have no states")
 	}
-	// Preferences of one owner often follow the same router or training job: each router
-	// and job is read once for the page, and the owner's router models are paged at most
-	// once (not once per preference whose training job is gone).
-	memo := &routerMemo{}
 	items, next, err := store.ListOwned(ctx, s.store, opts.Query(preferenceKind, owner), func(id string) (Preference, bool, error) {
 		p, err := loadPreference(ctx, s.store, owner, id)
 		if errors.Is(err, ErrNotFound) {
@@ -252,7 +248,7 @@ func (s *Selector) ListPreferences(ctx context.Context, owner string, opts store
 		if err != nil {
 			return Preference{}, false, err
 		}
-		return *s.withRouterStatus(ctx, owner, p.public(), memo), true, nil
+		return *p.public(), true, nil
 	})
 	if err != nil {
 		var qe *store.QueryError
@@ -263,6 +259,15 @@ func (s *Selector) ListPreferences(ctx context.Context, owner string, opts store
 	}
 	if items == nil {
 		items = []Preference{}
+	}
+	// The page's router status: the training jobs and router models its preferences
+	// follow are read together once the page is known (routerMemo.prefill: one read of
+	// each for the page, however many preferences), each router and job once, and the
+	// owner's router models paged at most once (for the jobs that are gone).
+	memo := &routerMemo{}
+	memo.prefill(ctx, s, owner, items)
+	for i := range items {
+		s.withRouterStatus(ctx, owner, &items[i], memo)
 	}
 	return PreferenceList{Data: items, NextCursor: next}, nil
 }

@@ -33,6 +33,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testCompareAndSwap(t, h) })
 	t.Run("UpdateLocked", func(t *testing.T) { testUpdateLocked(t, h) })
 	t.Run("JSONHelpers", func(t *testing.T) { testJSON(t, h) })
+	t.Run("GetMany", func(t *testing.T) { testGetMany(t, h) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, h) })
 	t.Run("OwnerIndexPaging", func(t *testing.T) { testOwnedPaging(t, h) })
 	t.Run("OwnerIndexBackfill", func(t *testing.T) { testOwnedBackfill(t, h) })
