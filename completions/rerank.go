@@ -414,7 +414,13 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 	}
 	// The fallbacks (opFallbacks) after the cache, whose key is the models asked'.
 	asked := p.targets
-	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, providers.RerankMode, req.Tags, p.targets, g.rerankTargets, nil)...)
+	// A fallback whose rerank API has no max_tokens_per_doc would only fail with a bad
+	// request: passed over, as other fallbacks that cannot take a request are.
+	var fits func(target) bool
+	if preq.MaxTokensPerDoc > 0 {
+		fits = func(t target) bool { return providers.TakesMaxTokensPerDoc(t.p) }
+	}
+	p.targets = append(slices.Clip(p.targets), g.opFallbacks(ctx, scope, req.Model, providers.RerankMode, req.Tags, p.targets, g.rerankTargets, fits)...)
 	if b := scope.Budget; b != nil {
 		if _, err := g.enterBudget(ctx, p, b, false, &p.targets); err != nil {
 			return nil, err

@@ -413,3 +413,29 @@ func TestRerankModelsAreKnown(t *testing.T) {
 		t.Error("a key allowed a bare rerank name")
 	}
 }
+
+// TestRerankFallbacksPassOverMaxTokensPerDoc: a request with max_tokens_per_doc whose
+// model fails goes on to the fallbacks that take the option (Cohere's rerank API), passing
+// over those whose rerank API has none (Jina's) without an attempt, as other fallbacks
+// that cannot take a request are; without the option the same fallback is tried.
+func TestRerankFallbacksPassOverMaxTokensPerDoc(t *testing.T) {
+	h := newRerankHarness(t, nil)
+	scope := Scope{Owner: "k1", Fallbacks: map[string][]string{"cohere/rerank-v3.5": {"jina/jina-reranker-v2-base-multilingual", "cohere/rerank-english-v3.0"}}}
+	req := &RerankRequest{Model: "cohere/rerank-v3.5", Query: "most moons", Documents: moonDocs, TopN: intp(1), MaxTokensPerDoc: intp(256)}
+	h.cohere.script(401)
+	h.jina.script()
+	resp, err := h.g.Rerank(context.Background(), scope, req)
+	if err != nil || resp.Model != "cohere/rerank-english-v3.0" || h.jina.calls != 0 || h.cohere.last["max_tokens_per_doc"] != float64(256) {
+		t.Fatalf("max_tokens_per_doc: %+v %v (jina called %d times, cohere sent %v)", resp, err, h.jina.calls, h.cohere.last)
+	}
+	r := h.observed.take(t)
+	if len(r.Attempts) != 2 || r.Attempts[0].Model != "cohere/rerank-v3.5" || r.Attempts[1].Model != "cohere/rerank-english-v3.0" {
+		t.Errorf("attempts %+v: want the model asked, then the Cohere fallback (Jina's passed over)", r.Attempts)
+	}
+	// Without max_tokens_per_doc Jina's model is the first fallback.
+	req.MaxTokensPerDoc = nil
+	h.cohere.script(401)
+	if resp, err = h.g.Rerank(context.Background(), scope, req); err != nil || resp.Model != "jina/jina-reranker-v2-base-multilingual" || h.jina.calls != 1 {
+		t.Fatalf("without max_tokens_per_doc: %+v %v (jina called %d times)", resp, err, h.jina.calls)
+	}
+}
