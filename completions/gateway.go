@@ -229,7 +229,10 @@ type Scope struct {
 	// with a prompt too long for it, the models asked after it are left out and these
 	// replace the plain fallbacks, as a group's ContextWindowFallbacks do — in place of
 	// the group's, which a scope with any ContextWindowFallbacks leaves out. A request's
-	// own fallbacks still follow them. Chat requests only.
+	// own fallbacks still follow them. A scope with ContextWindowFallbacks but none for
+	// the model asked (no entry, an empty one, or none it may call) leaves the prompt too
+	// long's error to stand — the models asked after it and the plain fallbacks are not
+	// tried — as LiteLLM's router re-raises it. Chat requests only.
 	ContextWindowFallbacks map[string][]string
 }
 

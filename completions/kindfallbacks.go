@@ -22,7 +22,9 @@ import (
 // (a prompt too long, a content filter's refusal), the members after i are dropped and
 // those fallbacks replace the group's Fallbacks after i. The scope's context window
 // fallbacks (Scope.ContextWindowFallbacks) do so in place of the group's, for a request
-// naming a group or a model (its models asked are then the members). Models already tried are not
+// naming a group or a model (its models asked are then the members), and a scope with
+// context window fallbacks but none for the model asked switches to none: only the
+// request's own fallbacks are left. Models already tried are not
 // tried again; those that cannot take the request are recorded as skipped.
 func (g *Gateway) switchFallbacks(ctx context.Context, p *plan, i int, kind providers.ErrorKind) {
 	if i >= p.members || p.req == nil {

@@ -158,13 +158,68 @@ func TestScopeContextWindowFallbacks(t *testing.T) {
 	if resp, err = h.g.Complete(context.Background(), Scope{}, groupReq("G")); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "a/g"}) {
 		t.Fatalf("the group's own: %v %v", attemptModels(resp, err), err)
 	}
-	// A fallback the budget does not allow is passed over: the request fails as without it.
+	// A fallback the budget does not allow is passed over: the request fails as without
+	// an entry, with the prompt too long (the plain fallbacks are not tried).
 	narrow := scope
 	narrow.Budget = NewBudget(BudgetLimits{AllowedModels: []string{"a/m", "a/x"}})
 	h.a.on("m", long)
 	h.a.on("x", busy)
 	resp, err = h.g.Complete(context.Background(), narrow, userReq("hi", "a/m"))
-	if errors.Is(err, ErrModelNotAllowed) || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x"}) {
+	if errors.Is(err, ErrModelNotAllowed) || !slices.Equal(attemptModels(resp, err), []string{"a/m"}) {
 		t.Fatalf("a fallback outside the budget: %v %v", attemptModels(resp, err), err)
+	}
+}
+
+// TestScopeContextWindowFallbacksWithoutEntry: a scope with context window fallbacks but
+// none for the model asked (LiteLLM's router re-raises the ContextWindowExceededError when
+// context_window_fallbacks are set without an entry for the model group): a prompt too
+// long for it ends the request with that error — the group's members after it, the
+// scope's plain fallbacks and the group's are not tried — unless the request named
+// fallbacks of its own, which are; an empty entry ({"m": []}) says the same for its model
+// over "*"; any other failure still goes on to the plain fallbacks, and without the
+// scope's context window fallbacks a prompt too long does too.
+func TestScopeContextWindowFallbacksWithoutEntry(t *testing.T) {
+	long := step{err: upstreamErr(providers.KindContextLength, 400, 0)}
+	busy := step{err: upstreamErr(providers.KindAuth, 401, 0)}
+	h := newHarness(t, func(o *Options) {
+		o.ModelGroups = map[string]ModelGroup{"G": {Models: []string{"a/m1", "a/m2"}, Fallbacks: []string{"a/gf"}, ContextWindowFallbacks: []string{"a/g"}}}
+	})
+	scope := Scope{Fallbacks: map[string][]string{"*": {"a/x"}}, ContextWindowFallbacks: map[string][]string{"other": {"b/big"}}}
+	h.a.on("m", long)
+	resp, err := h.g.Complete(context.Background(), scope, userReq("hi", "a/m"))
+	var af *AllFailedError
+	if !errors.As(err, &af) || !slices.Equal(attemptModels(resp, err), []string{"a/m"}) || af.Attempts[0].Kind != providers.KindContextLength.String() || h.a.callCount("x") != 0 {
+		t.Fatalf("a model without an entry: %v %v (x called %d times)", attemptModels(resp, err), err, h.a.callCount("x"))
+	}
+	// A group: its other members, its own fallbacks of both kinds and the scope's plain
+	// ones are left out; the request's own fallbacks are still tried.
+	h.a.on("m1", long)
+	if resp, err = h.g.Complete(context.Background(), scope, groupReq("G")); err == nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1"}) {
+		t.Fatalf("a group without an entry: %v %v", attemptModels(resp, err), err)
+	}
+	r := groupReq("G")
+	r.FallbackModels = []string{"b/own"}
+	if resp, err = h.g.Complete(context.Background(), scope, r); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "b/own"}) {
+		t.Fatalf("the request's own fallbacks: %v %v", attemptModels(resp, err), err)
+	}
+	if h.a.callCount("m2")+h.a.callCount("g")+h.a.callCount("gf")+h.a.callCount("x") != 0 {
+		t.Fatalf("left out models were called: m2 %d, g %d, gf %d, x %d", h.a.callCount("m2"), h.a.callCount("g"), h.a.callCount("gf"), h.a.callCount("x"))
+	}
+	// An empty entry for the model asked wins over "*".
+	empty := scope
+	empty.ContextWindowFallbacks = map[string][]string{"a/m": {}, "*": {"b/big"}}
+	if resp, err = h.g.Complete(context.Background(), empty, userReq("hi", "a/m")); err == nil || !slices.Equal(attemptModels(resp, err), []string{"a/m"}) {
+		t.Fatalf("an empty entry: %v %v", attemptModels(resp, err), err)
+	}
+	// Another failure goes on to the plain fallbacks.
+	h.a.on("m", busy)
+	if resp, err = h.g.Complete(context.Background(), scope, userReq("hi", "a/m")); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x"}) {
+		t.Fatalf("another failure: %v %v", attemptModels(resp, err), err)
+	}
+	// Without the scope's context window fallbacks, a prompt too long goes on as before.
+	h.a.on("m", long)
+	plain := Scope{Fallbacks: scope.Fallbacks}
+	if resp, err = h.g.Complete(context.Background(), plain, userReq("hi", "a/m")); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x"}) {
+		t.Fatalf("without context window fallbacks: %v %v", attemptModels(resp, err), err)
 	}
 }

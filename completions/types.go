@@ -205,8 +205,9 @@ type Request struct {
 	// gateway's validation; nil when there are none).
 	windowFallbacks, policyFallbacks []target
 	// windowSwitch says a failure for a prompt too long switches to windowFallbacks
-	// (plan.switchFallbacks): the group's or the scope's context window fallbacks name
-	// some for the model asked.
+	// (plan.switchFallbacks): the group's context window fallbacks name some, or the
+	// scope has context window fallbacks at all (an empty list when none is for the model
+	// asked: the prompt too long then ends the models asked and the plain fallbacks).
 	windowSwitch bool
 	// fallbacksRead and ownFallbacks: whether the request named fallbacks of its own
 	// (FallbackModels non-nil when first admitted: admission may run twice for one

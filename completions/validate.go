@@ -147,7 +147,13 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		// The scope's replace the group's, as LiteLLM's key settings its router's.
 		window, windowOf = req.scopeWindow, "the key's router_settings.context_window_fallbacks"
 	}
-	req.windowSwitch = len(window) > 0
+	// A scope with context window fallbacks but none for the model asked (no entry, an
+	// empty one, or only fallbacks it may not call) still switches, to nothing: the prompt
+	// too long ends the models asked and the plain fallbacks, and its error stands unless
+	// the request named fallbacks of its own, as LiteLLM's router
+	// (async_function_with_fallbacks_common_utils) re-raises a ContextWindowExceededError
+	// when context_window_fallbacks are set without an entry for the model group.
+	req.windowSwitch = len(window) > 0 || req.scopeWindowSet
 	// The fallbacks by kind of failure, put in place of the models asked left and the
 	// plain fallbacks when one fails so (plan.switchFallbacks).
 	for _, f := range []struct {
