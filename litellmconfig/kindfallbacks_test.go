@@ -158,3 +158,38 @@ model_list:
 		}
 	}
 }
+
+// TestFallbacksEmptyEntryOverStar: a model_name keyed with an empty list ({"claude": []})
+// has no fallbacks of that kind, not the "*" ones (nor default_fallbacks), as LiteLLM's
+// router finds the model's entry before "*" and has nothing to try; an alias keyed so
+// likewise, not its group's.
+func TestFallbacksEmptyEntryOverStar(t *testing.T) {
+	cfg, err := Parse([]byte(`
+model_list:
+  - model_name: gpt-3.5-turbo
+    litellm_params: {model: openai/gpt-3.5-turbo}
+  - model_name: claude
+    litellm_params: {model: anthropic/claude-sonnet-4-5}
+  - model_name: gemini
+    litellm_params: {model: gemini/gemini-2.0-flash}
+router_settings:
+  model_group_alias: {"turbo": "gpt-3.5-turbo"}
+  fallbacks: [{"claude": []}, {"*": ["gemini"]}]
+  context_window_fallbacks: [{"claude": []}, {"turbo": []}, {"gpt-3.5-turbo": ["claude"]}, {"*": ["gemini"]}]
+litellm_settings:
+  default_fallbacks: ["gpt-3.5-turbo"]
+`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][2][]string{ // plain, context window
+		"claude":        {nil, nil},
+		"gpt-3.5-turbo": {{"gemini"}, {"claude"}},
+		"turbo":         {{"gemini"}, nil},
+	} {
+		g := cfg.ModelGroups[name]
+		if !slices.Equal(g.Fallbacks, want[0]) || !slices.Equal(g.ContextWindowFallbacks, want[1]) {
+			t.Errorf("group %s: fallbacks %v, context window %v; want %v, %v", name, g.Fallbacks, g.ContextWindowFallbacks, want[0], want[1])
+		}
+	}
+}

@@ -1784,7 +1784,8 @@ func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) er
 // content_policy_fallbacks; list: the group's field) from router_settings.<key> and
 // litellm_settings.<key>, each a list of maps of model_name to model_names; a "*" key (and,
 // for the plain ones, litellm_settings.default_fallbacks) gives them to every group without
-// its own. An alias without fallbacks keyed on its own name has its group's.
+// its own (an empty list is its own: none). An alias without fallbacks keyed on its own
+// name has its group's.
 func (p *parser) fallbacksOf(key string, list func(*completions.ModelGroup) *[]string, router, litellm map[string]any, deps []deployment) error {
 	var defaults []string
 	keyed := map[string]bool{} // names with fallbacks of their own
@@ -1836,7 +1837,9 @@ func (p *parser) fallbacksOf(key string, list func(*completions.ModelGroup) *[]s
 	}
 	if len(defaults) > 0 {
 		for name, g := range p.cfg.ModelGroups {
-			if _, alias := p.aliasOf[name]; len(*list(&g)) == 0 && (!alias || keyed[name]) {
+			// A name keyed with an empty list ({"gpt-4o": []}) has none: LiteLLM's router
+			// finds its entry before "*" and has nothing to try.
+			if _, alias := p.aliasOf[name]; len(*list(&g)) == 0 && !alias && !keyed[name] {
 				*list(&g) = slices.DeleteFunc(slices.Clone(defaults), func(s string) bool { return s == name })
 				p.cfg.ModelGroups[name] = g
 			}

@@ -43,10 +43,10 @@ type routerSettings struct {
 	// it leaves the request's time to its retries and fallbacks).
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"description=Seconds one upstream call may take (0 < timeout <= 3600): in place of the server's attempt timeout (LiteLLM's router timeout); a call cut by it goes on to the retries and fallbacks within the request's time (the server's request timeout or a background response's run; at least one call long); a request's own timeout still wins"`
 	// Fallbacks are LiteLLM's router fallbacks: a list of {model: [fallbacks]} objects.
-	Fallbacks []map[string][]string `json:"fallbacks,omitempty" jsonschema:"description=LiteLLM's router fallbacks: [{gpt-4o: [claude-sonnet-4-5]}]: a request naming gpt-4o as its model tries them in order (each once) when it fails unless the request names fallbacks of its own; they replace the server's fallbacks of the model group asked; the model * stands for every model without an entry of its own; at most 100 models each with at most 100 fallbacks; each a model or model group this server routes to"`
+	Fallbacks []map[string][]string `json:"fallbacks,omitempty" jsonschema:"description=LiteLLM's router fallbacks: [{gpt-4o: [claude-sonnet-4-5]}]: a request naming gpt-4o as its model tries them in order (each once) when it fails unless the request names fallbacks of its own; they replace the server's fallbacks of the model group asked; the model * stands for every model without an entry of its own; an entry [] asks for no fallbacks for its model (over * and the server's); at most 100 models each with at most 100 fallbacks; each a model or model group this server routes to"`
 	// ContextWindowFallbacks are LiteLLM's router context_window_fallbacks, written as
 	// Fallbacks are: tried when the model asked fails with a prompt too long for it.
-	ContextWindowFallbacks []map[string][]string `json:"context_window_fallbacks,omitempty" jsonschema:"description=LiteLLM's router context_window_fallbacks: [{gpt-4o-mini: [gpt-4o]}]: when the model asked (a member of the group asked) fails with a prompt too long for it these are tried in place of the plain fallbacks (each once) and of the server's context window fallbacks of the group asked; the request's own fallbacks follow them; looked up and bounded as fallbacks"`
+	ContextWindowFallbacks []map[string][]string `json:"context_window_fallbacks,omitempty" jsonschema:"description=LiteLLM's router context_window_fallbacks: [{gpt-4o-mini: [gpt-4o]}]: when the model asked (a member of the group asked) fails with a prompt too long for it these are tried in place of the plain fallbacks (each once) and of the server's context window fallbacks of the group asked; the request's own fallbacks follow them; with none for the model asked (no entry or []) a prompt too long ends the request with its error (the plain fallbacks are not tried); looked up and bounded as fallbacks"`
 	// retriesField names the setting NumRetries was read from (max_retries, LiteLLM's older
 	// name; "" for num_retries), for checkRouterSettings' message.
 	retriesField string
@@ -86,8 +86,16 @@ func (rs *routerSettings) UnmarshalJSON(data []byte) error {
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		raw := fields[name]
 		field := "router_settings." + name
-		if emptyJSON(raw) && name != "num_retries" && name != "max_retries" && name != "timeout" {
-			continue // LiteLLM's clients' defaults ask for nothing
+		switch name {
+		case "num_retries", "max_retries", "timeout":
+		case "fallbacks", "context_window_fallbacks":
+			if fallbacksAskNothing(raw) {
+				continue
+			}
+		default:
+			if emptyJSON(raw) {
+				continue // LiteLLM's clients' defaults ask for nothing
+			}
 		}
 		switch name {
 		case "num_retries", "max_retries":
@@ -136,6 +144,24 @@ func (rs *routerSettings) UnmarshalJSON(data []byte) error {
 		rs.NumRetries, rs.retriesField = maxRetries, "router_settings.max_retries"
 	}
 	return nil
+}
+
+// fallbacksAskNothing reports a fallbacks setting without a model in it (null, [], [{}],
+// or another empty value a client sends as its default):
+// no setting. An entry with no fallbacks ({"gpt-4o": []}) is one: LiteLLM's router finds
+// the model's entry before "*" and has nothing to try, so it asks for no fallbacks for
+// that model.
+func fallbacksAskNothing(raw json.RawMessage) bool {
+	var list []map[string]json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return emptyJSON(raw) // {} or "" as a client's default; another shape is refused naming the setting
+	}
+	for _, entry := range list {
+		if len(entry) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // routerSettingsError is a 422 naming field (renamed nothing on the LiteLLM routes: the
@@ -211,7 +237,8 @@ func checkRouterSettings(g *completions.Gateway, rs *routerSettings) error {
 
 // checkFallbacks validates fbs, the fallbacks of setting (router_settings.fallbacks or
 // context_window_fallbacks) by model: their bounds, and each a model or model group g
-// routes to.
+// routes to. A model may have none ([]): no fallbacks for it, over "*" and over the
+// server's (LiteLLM's router finds its entry and has nothing to try).
 func checkFallbacks(g *completions.Gateway, setting string, fbs map[string][]string) error {
 	if len(fbs) > maxKeyModels {
 		return routerSettingsError(setting, "at most %d models, got %d", maxKeyModels, len(fbs))
@@ -220,9 +247,6 @@ func checkFallbacks(g *completions.Gateway, setting string, fbs map[string][]str
 		field := setting + "[" + strconv.Quote(m) + "]"
 		if strings.TrimSpace(m) == "" {
 			return routerSettingsError(setting, "a model must not be empty")
-		}
-		if len(fbs[m]) == 0 {
-			return routerSettingsError(field, "must list at least one fallback")
 		}
 		if len(fbs[m]) > maxKeyModels {
 			return routerSettingsError(field, "at most %d fallbacks, got %d", maxKeyModels, len(fbs[m]))

@@ -61,15 +61,61 @@ func TestKeyContextWindowFallbacks(t *testing.T) {
 	}
 	// Bounds and names are checked as the plain fallbacks'.
 	for body, param := range map[string]string{
-		`{"router_settings":{"context_window_fallbacks":[{"up/ok":["nosuch/x"]}]}}`:       `router_settings.context_window_fallbacks["up/ok"]`,
-		`{"router_settings":{"context_window_fallbacks":[{"up/ok":[]},{"b":["up/ok"]}]}}`: `router_settings.context_window_fallbacks["up/ok"]`,
-		`{"router_settings":{"context_window_fallbacks":{"up/ok":["up/x"]}}}`:             "router_settings.context_window_fallbacks",
-		`{"router_settings":{"context_window_fallbacks":[{"a":["up/*"]}]}}`:               `router_settings.context_window_fallbacks["a"]`,
+		`{"router_settings":{"context_window_fallbacks":[{"up/ok":["nosuch/x"]}]}}`:         `router_settings.context_window_fallbacks["up/ok"]`,
+		`{"router_settings":{"context_window_fallbacks":[{"up/ok":[""]},{"b":["up/ok"]}]}}`: `router_settings.context_window_fallbacks["up/ok"]`,
+		`{"router_settings":{"context_window_fallbacks":{"up/ok":["up/x"]}}}`:               "router_settings.context_window_fallbacks",
+		`{"router_settings":{"context_window_fallbacks":[{"a":["up/*"]}]}}`:                 `router_settings.context_window_fallbacks["a"]`,
 	} {
 		resp, out := post(t, hs.URL+"/key/generate", testKey, body)
 		e, _ := decodeMap(t, out)["error"].(map[string]any)
 		if resp.StatusCode < 400 || resp.StatusCode >= 500 || e["param"] != param {
 			t.Errorf("%s: %d %s (want a 4xx naming %s)", body, resp.StatusCode, out, param)
+		}
+	}
+}
+
+// TestKeyFallbacksEmptyEntry: an entry with no fallbacks ({"m": []}) in a key's
+// router_settings fallbacks or context_window_fallbacks is a setting, not an empty value:
+// as LiteLLM's router finds the model's entry before "*" and has nothing to try, the model
+// asked gets no fallbacks — not the key's "*", nor the group's (the key's replace them) —
+// and a prompt too long for it ends the request with its 400, as it does for a model the
+// key's context_window_fallbacks have no entry for; settings with no model at all ([],
+// [{}]) still ask for nothing.
+func TestKeyFallbacksEmptyEntry(t *testing.T) {
+	hs, up := routerSettingsServer(t)
+	chat := func(key, model string) (*http.Response, []byte) {
+		return post(t, hs.URL+"/v1/chat/completions", key, `{"model":"`+model+`","messages":[{"role":"user","content":"hi"}]}`)
+	}
+	key := genKey(t, hs.URL, `{"router_settings":{"num_retries":0,"fallbacks":[{"up/down":[]},{"*":["up/ok"]}]}}`)
+	if resp, out := chat(key, "up/down"); resp.StatusCode == http.StatusOK || up.count("down") != 1 || up.count("ok") != 0 {
+		t.Fatalf("an empty entry over \"*\": %d %s (ok called %d times)", resp.StatusCode, out, up.count("ok"))
+	}
+	_, info := getJSON(t, hs.URL+"/key/info?key="+key, testKey)
+	rs, _ := info["info"].(map[string]any)["router_settings"].(map[string]any)
+	if fb, _ := rs["fallbacks"].([]any); len(fb) != 2 {
+		t.Fatalf("/key/info router_settings: %v", info["info"])
+	}
+	// Alone, it is the key's settings: the group's fallbacks give way.
+	key = genKey(t, hs.URL, `{"router_settings":{"num_retries":0,"fallbacks":[{"flaky":[]}]}}`)
+	if resp, out := chat(key, "flaky"); resp.StatusCode == http.StatusOK || up.count("down") != 1 || up.count("ok") != 0 {
+		t.Fatalf("an empty entry over the group's: %d %s", resp.StatusCode, out)
+	}
+	// Context window fallbacks: an empty entry, or none for the model asked, leave the
+	// prompt too long's 400 to stand; the plain fallbacks are not tried.
+	for _, cw := range []string{`[{"up/toolong":[]},{"*":["up/ok"]}]`, `[{"up/other":["up/ok"]}]`} {
+		key = genKey(t, hs.URL, `{"router_settings":{"fallbacks":[{"*":["good"]}],"context_window_fallbacks":`+cw+`}}`)
+		if resp, out := chat(key, "up/toolong"); resp.StatusCode != http.StatusBadRequest || up.count("toolong") != 1 || up.count("ok") != 0 {
+			t.Fatalf("context_window_fallbacks %s: %d %s (ok called %d times)", cw, resp.StatusCode, out, up.count("ok"))
+		}
+	}
+	// No model at all: no settings.
+	for _, fb := range []string{`[]`, `[{}]`, `null`, `{}`} {
+		resp, out := post(t, hs.URL+"/key/generate", testKey, `{"router_settings":{"fallbacks":`+fb+`,"context_window_fallbacks":`+fb+`}}`)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("fallbacks %s: %d %s", fb, resp.StatusCode, out)
+		}
+		if rs, _ := decodeMap(t, out)["router_settings"].(map[string]any); len(rs) != 0 {
+			t.Fatalf("fallbacks %s stored as %v", fb, rs)
 		}
 	}
 }

@@ -210,20 +210,20 @@ func TestTeamRouterSettings(t *testing.T) {
 func TestRouterSettingsRefusals(t *testing.T) {
 	hs, _ := routerSettingsServer(t)
 	for body, param := range map[string]string{
-		`{"router_settings":{"max_retries":-1}}`:                              "router_settings.max_retries",
-		`{"router_settings":{"num_retries":11}}`:                              "router_settings.num_retries",
-		`{"router_settings":{"num_retries":1.5}}`:                             "router_settings.num_retries",
-		`{"router_settings":{"timeout":0}}`:                                   "router_settings.timeout",
-		`{"router_settings":{"timeout":3601}}`:                                "router_settings.timeout",
-		`{"router_settings":{"timeout":"soon"}}`:                              "router_settings.timeout",
-		`{"router_settings":{"routing_strategy":"least-busy"}}`:               "router_settings.routing_strategy",
-		`{"router_settings":{"frobnicate":true}}`:                             "router_settings.frobnicate",
-		`{"router_settings":{"fallbacks":{"up/ok":["up/down"]}}}`:             "router_settings.fallbacks",
-		`{"router_settings":{"fallbacks":[{"up/ok":["nosuch/x"]}]}}`:          `router_settings.fallbacks["up/ok"]`,
-		`{"router_settings":{"fallbacks":[{"up/ok":["up/ok"]}]}}`:             `router_settings.fallbacks["up/ok"]`,
-		`{"router_settings":{"fallbacks":[{"up/ok":[]},{"up/x":["up/ok"]}]}}`: `router_settings.fallbacks["up/ok"]`,
-		`{"router_settings":["num_retries"]}`:                                 "router_settings",
-		`{"router_settings":{"content_policy_fallbacks":[{"a":["b"]}]}}`:      "router_settings.content_policy_fallbacks",
+		`{"router_settings":{"max_retries":-1}}`:                                "router_settings.max_retries",
+		`{"router_settings":{"num_retries":11}}`:                                "router_settings.num_retries",
+		`{"router_settings":{"num_retries":1.5}}`:                               "router_settings.num_retries",
+		`{"router_settings":{"timeout":0}}`:                                     "router_settings.timeout",
+		`{"router_settings":{"timeout":3601}}`:                                  "router_settings.timeout",
+		`{"router_settings":{"timeout":"soon"}}`:                                "router_settings.timeout",
+		`{"router_settings":{"routing_strategy":"least-busy"}}`:                 "router_settings.routing_strategy",
+		`{"router_settings":{"frobnicate":true}}`:                               "router_settings.frobnicate",
+		`{"router_settings":{"fallbacks":{"up/ok":["up/down"]}}}`:               "router_settings.fallbacks",
+		`{"router_settings":{"fallbacks":[{"up/ok":["nosuch/x"]}]}}`:            `router_settings.fallbacks["up/ok"]`,
+		`{"router_settings":{"fallbacks":[{"up/ok":["up/ok"]}]}}`:               `router_settings.fallbacks["up/ok"]`,
+		`{"router_settings":{"fallbacks":[{"up/ok":[""]},{"up/x":["up/ok"]}]}}`: `router_settings.fallbacks["up/ok"]`,
+		`{"router_settings":["num_retries"]}`:                                   "router_settings",
+		`{"router_settings":{"content_policy_fallbacks":[{"a":["b"]}]}}`:        "router_settings.content_policy_fallbacks",
 	} {
 		for _, route := range []string{"/key/generate", "/team/new"} {
 			resp, out := post(t, hs.URL+route, testKey, body)
