@@ -1412,8 +1412,25 @@ func (g *Gateway) finish(ctx context.Context, p *plan, resp *Response) {
 func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
 	req.scopeReplaces, req.scopeFallbacks = len(scope.Fallbacks) > 0 && !req.namedFallbacks(), nil
 	req.scopeWindowSet, req.scopeWindow = len(scope.ContextWindowFallbacks) > 0, nil
+	req.ownWindow, req.windowKey = req.ContextWindowFallbacks != nil, ""
+	if req.ownWindow {
+		// The request's own replace the scope's, as LiteLLM's proxy fills a key's settings
+		// only into what the request leaves unset.
+		req.scopeWindowSet = true
+	}
 	if len(req.Models) == 0 {
 		return
+	}
+	if req.ownWindow {
+		// The caller's own ask: each is checked as its fallback_models are (validate,
+		// admission's budget), not passed over.
+		var list []string
+		req.windowKey, list = fallbackEntryKey(req.ContextWindowFallbacks, req.Models[0])
+		for _, m := range list {
+			if !slices.Contains(req.Models, m) && !slices.Contains(req.scopeWindow, m) {
+				req.scopeWindow = append(req.scopeWindow, m)
+			}
+		}
 	}
 	callable := func(m string) bool {
 		// As validate resolves them (groupFallbacks, without its ordering): a group for
@@ -1431,7 +1448,7 @@ func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
 	if req.scopeReplaces {
 		req.scopeFallbacks = scopeFallbacksFor(scope.Fallbacks, req.Models[0], callable, req.Models)
 	}
-	if req.scopeWindowSet {
+	if req.scopeWindowSet && !req.ownWindow {
 		req.scopeWindow = scopeFallbacksFor(scope.ContextWindowFallbacks, req.Models[0], callable, req.Models)
 	}
 }
@@ -1440,15 +1457,24 @@ func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
 // provider (openai/gpt-4o's entry gpt-4o, as LiteLLM looks a model's fallbacks up), else
 // the entry for every model ("*").
 func fallbackEntry(fbs map[string][]string, asked string) []string {
+	_, list := fallbackEntryKey(fbs, asked)
+	return list
+}
+
+// fallbackEntryKey is fallbackEntry with the name of the entry found ("" for none).
+func fallbackEntryKey(fbs map[string][]string, asked string) (string, []string) {
 	if list, ok := fbs[asked]; ok {
-		return list
+		return asked, list
 	}
 	if _, bare, cut := strings.Cut(asked, "/"); cut {
 		if list, ok := fbs[bare]; ok {
-			return list
+			return bare, list
 		}
 	}
-	return fbs["*"]
+	if list, ok := fbs["*"]; ok {
+		return "*", list
+	}
+	return "", nil
 }
 
 // scopeFallbacksFor is fbs's entry for asked, leaving out the names of skip (the models

@@ -97,10 +97,8 @@ type OpenAIChatRequest struct {
 	LiteLLMMocks
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
-	// Fallbacks is LiteLLM's client-side fallbacks: model names (or groups) tried in order
-	// after Model's own, after FallbackModels. LiteLLM's per-fallback objects ({"model",
-	// "messages"}), which would change what is sent, are refused naming the item.
-	Fallbacks json.RawMessage `json:"fallbacks,omitempty" jsonschema:"-"`
+	// LiteLLMFallbacks are LiteLLM's request fallbacks and context_window_fallbacks.
+	LiteLLMFallbacks
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
@@ -523,6 +521,10 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	windowFallbacks, err := requestWindowFallbacks(r.ContextWindowFallbacks)
+	if err != nil {
+		return nil, err
+	}
 	req := &Request{
 		MockResponse:   mockText,
 		MockFailure:    mockKind,
@@ -535,21 +537,22 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		fitMaxTokens:   r.fitMaxTokens,
 		promptCache:    r.promptCache,
 		promptCacheTTL: r.promptCacheTTL, promptCacheTailTTL: r.promptCacheTailTTL,
-		TopK:            r.topK,
-		Logprobs:        logprobs,
-		TopLogprobs:     top,
-		Models:          []string{r.Model},
-		FallbackModels:  fallbacks,
-		legacyFunctions: r.legacyFunctions,
-		Stream:          r.Stream,
-		Temperature:     r.Temperature,
-		MaxRetries:      r.MaxRetries,
-		FaultPolicy:     r.FaultPolicy,
-		Cache:           r.Cache,
-		Tags:            tags,
-		Guardrails:      r.Guardrails,
-		maxTemperature:  2,
-		ephemeral:       true,
+		TopK:                   r.topK,
+		Logprobs:               logprobs,
+		TopLogprobs:            top,
+		Models:                 []string{r.Model},
+		FallbackModels:         fallbacks,
+		ContextWindowFallbacks: windowFallbacks,
+		legacyFunctions:        r.legacyFunctions,
+		Stream:                 r.Stream,
+		Temperature:            r.Temperature,
+		MaxRetries:             r.MaxRetries,
+		FaultPolicy:            r.FaultPolicy,
+		Cache:                  r.Cache,
+		Tags:                   tags,
+		Guardrails:             r.Guardrails,
+		maxTemperature:         2,
+		ephemeral:              true,
 		// reasoning_content unasked, as DeepSeek and LiteLLM return it; not on the surfaces
 		// translated to this one (Messages, Responses).
 		unaskedReasoning:  !r.hideUnaskedReasoning,

@@ -82,6 +82,9 @@ type ResponsesRequest struct {
 	// FallbackModels and MaxRetries are Switchyard extensions, as on chat completions.
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+	// LiteLLMFallbacks are LiteLLM's request fallbacks and context_window_fallbacks, as on
+	// chat completions.
+	LiteLLMFallbacks
 	// Metadata is OpenAI's key-value pairs (not stored); LiteLLM's "tags" in it become the
 	// request's tags, as on chat completions.
 	Metadata json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object"`
@@ -362,7 +365,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, TopP: r.TopP, MaxCompletionTokens: r.MaxOutputTokens,
 		Stream: r.Stream, ParallelToolCalls: r.ParallelToolCalls, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
 		Metadata: r.Metadata, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata, Guardrails: r.Guardrails,
-		LiteLLMMocks: r.LiteLLMMocks}
+		LiteLLMMocks: r.LiteLLMMocks, LiteLLMFallbacks: r.LiteLLMFallbacks}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

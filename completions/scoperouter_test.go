@@ -2,7 +2,9 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -221,5 +223,109 @@ func TestScopeContextWindowFallbacksWithoutEntry(t *testing.T) {
 	plain := Scope{Fallbacks: scope.Fallbacks}
 	if resp, err = h.g.Complete(context.Background(), plain, userReq("hi", "a/m")); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x"}) {
 		t.Fatalf("without context window fallbacks: %v %v", attemptModels(resp, err), err)
+	}
+}
+
+// TestRequestContextWindowFallbacks: a request's own context_window_fallbacks (LiteLLM's
+// request-body list, read over its key's and its router's) replace the scope's and the
+// model group's: the entry for the model asked (or the group asked) is tried when it fails
+// with a prompt too long, an empty list or no entry leaving that error to stand; another
+// failure still goes to the plain fallbacks; an unknown model in the entry is a 400 naming
+// it, one the budget does not allow refused as the request's fallback_models are.
+func TestRequestContextWindowFallbacks(t *testing.T) {
+	long := step{err: upstreamErr(providers.KindContextLength, 400, 0)}
+	busy := step{err: upstreamErr(providers.KindAuth, 401, 0)}
+	h := newHarness(t, func(o *Options) {
+		o.ModelGroups = map[string]ModelGroup{"G": {Models: []string{"a/m1", "a/m2"}, ContextWindowFallbacks: []string{"a/g"}}}
+	})
+	scope := Scope{Fallbacks: map[string][]string{"*": {"a/x"}}, ContextWindowFallbacks: map[string][]string{"*": {"b/big"}}}
+	ask := func(model string, own map[string][]string) *Request {
+		r := userReq("hi", model)
+		r.ContextWindowFallbacks = own
+		return r
+	}
+	h.a.on("m", long)
+	resp, err := h.g.Complete(context.Background(), scope, ask("a/m", map[string][]string{"m": {"b/own"}, "*": {"b/star"}}))
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "b/own"}) {
+		t.Fatalf("the request's entry: %v %v", attemptModels(resp, err), err)
+	}
+	for name, own := range map[string]map[string][]string{"empty": {}, "no entry": {"other": {"b/own"}}, "empty entry": {"a/m": {}, "*": {"b/own"}}} {
+		resp, err = h.g.Complete(context.Background(), scope, ask("a/m", own))
+		if err == nil || !slices.Equal(attemptModels(resp, err), []string{"a/m"}) {
+			t.Fatalf("%s: %v %v", name, attemptModels(resp, err), err)
+		}
+	}
+	if n := h.b.callCount("big") + h.a.callCount("x") + h.b.callCount("star"); n != 0 {
+		t.Fatalf("the scope's fallbacks or the request's \"*\" were called %d times", n)
+	}
+	// A group asked: its other members and its own list give way to the request's.
+	h.a.on("m1", long)
+	resp, err = h.g.Complete(context.Background(), Scope{}, func() *Request {
+		r := groupReq("G")
+		r.ContextWindowFallbacks = map[string][]string{"G": {"b/big2"}}
+		return r
+	}())
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "b/big2"}) || h.a.callCount("m2")+h.a.callCount("g") != 0 {
+		t.Fatalf("a group: %v %v", attemptModels(resp, err), err)
+	}
+	// Another failure: the plain fallbacks, as before.
+	h.a.on("m", busy)
+	if resp, err = h.g.Complete(context.Background(), scope, ask("a/m", map[string][]string{"m": {"b/own"}})); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m", "a/x"}) {
+		t.Fatalf("another failure: %v %v", attemptModels(resp, err), err)
+	}
+	// Checked as the request's own fallbacks are.
+	_, err = h.g.Complete(context.Background(), scope, ask("a/m", map[string][]string{"m": {"nosuch/x"}}))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Field != `context_window_fallbacks["m"]` {
+		t.Fatalf("an unknown fallback: %v (want a validation error naming context_window_fallbacks[\"m\"])", err)
+	}
+	narrow := Scope{Budget: NewBudget(BudgetLimits{AllowedModels: []string{"a/m"}})}
+	if _, err = h.g.Complete(context.Background(), narrow, ask("a/m", map[string][]string{"m": {"b/own"}})); !errors.Is(err, ErrModelNotAllowed) {
+		t.Fatalf("a fallback the budget does not allow: %v", err)
+	}
+}
+
+// TestRequestContextWindowFallbacksParsed: the OpenAI-compatible surfaces read LiteLLM's
+// context_window_fallbacks into Request.ContextWindowFallbacks (absent or null: none;
+// [] an empty set; a model listed twice keeps its first list), and refuse a bad shape
+// naming the field.
+func TestRequestContextWindowFallbacksParsed(t *testing.T) {
+	parse := func(cw string) (*Request, error) {
+		var r OpenAIChatRequest
+		body := `{"model":"a/m","messages":[{"role":"user","content":"hi"}]`
+		if cw != "" {
+			body += `,"context_window_fallbacks":` + cw
+		}
+		if err := json.Unmarshal([]byte(body+"}"), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.ToRequest()
+	}
+	for cw, want := range map[string]string{
+		"":     "map[]",
+		"null": "map[]",
+		"[]":   "map[]",
+		`[{"a/m":["b/x"]},{"a/m":["b/y"],"*":[]}]`: "map[*:[] a/m:[b/x]]",
+	} {
+		req, err := parse(cw)
+		if err != nil || fmt.Sprint(req.ContextWindowFallbacks) != want || (req.ContextWindowFallbacks == nil) != (cw == "" || cw == "null") {
+			t.Errorf("%s: %v %v (nil %v), want %s", cw, req.ContextWindowFallbacks, err, req.ContextWindowFallbacks == nil, want)
+		}
+	}
+	for cw, field := range map[string]string{
+		`{"a/m":["b/x"]}`:   "context_window_fallbacks",
+		`"b/x"`:             "context_window_fallbacks",
+		`["b/x"]`:           "context_window_fallbacks[0]",
+		`[{"a/m":"b/x"}]`:   `context_window_fallbacks[0]["a/m"]`,
+		`[{"a/m":[""]}]`:    `context_window_fallbacks[0]["a/m"][0]`,
+		`[{"":["b/x"]}]`:    "context_window_fallbacks[0]",
+		`[{}, {"a/m":[1]}]`: `context_window_fallbacks[1]["a/m"]`,
+		`[{"a/m":["b/1","b/2","b/3","b/4","b/5","b/6","b/7","b/8","b/9","b/10","b/11"]}]`: `context_window_fallbacks[0]["a/m"]`,
+	} {
+		_, err := parse(cw)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != field {
+			t.Errorf("%s: %v, want a validation error naming %s", cw, err, field)
+		}
 	}
 }

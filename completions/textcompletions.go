@@ -50,6 +50,9 @@ type OpenAITextCompletionRequest struct {
 	providers.OpenAIOptions
 	FallbackModels []string `json:"fallback_models,omitempty"`
 	MaxRetries     *int     `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
+	// LiteLLMFallbacks are LiteLLM's request fallbacks and context_window_fallbacks, as on
+	// chat completions.
+	LiteLLMFallbacks
 	FaultPolicy
 	Cache *CacheControl `json:"cache,omitempty"`
 	// Guardrails names opt-in guardrails to run on the request (an extension, LiteLLM's
@@ -131,8 +134,8 @@ func (r *OpenAITextCompletionRequest) ToChatRequests() ([]*OpenAIChatRequest, er
 		c := &OpenAIChatRequest{Model: r.Model, Temperature: r.Temperature, MaxTokens: r.MaxTokens, TopP: r.TopP, N: r.N,
 			Stream: r.Stream, StreamOptions: r.StreamOpts, Stop: r.Stop, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries,
 			FaultPolicy: r.FaultPolicy, Cache: r.Cache, Metadata: r.Metadata, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata, Guardrails: r.Guardrails,
-			LiteLLMMocks: r.LiteLLMMocks,
-			Messages:     []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
+			LiteLLMMocks: r.LiteLLMMocks, LiteLLMFallbacks: r.LiteLLMFallbacks,
+			Messages: []OpenAIMessage{{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: p}}, IsString: true}}}}
 		if r.MaxTokens != nil && *r.MaxTokens == 0 {
 			// OpenAI's legacy completions take 0 (its minimum; chat's is 1): the model's
 			// default here, as it always was.

@@ -82,6 +82,16 @@ type Request struct {
 	Models []string `json:"models" jsonschema:"required,minItems=1"`
 	// FallbackModels are tried, in order, after every model in Models failed.
 	FallbackModels []string `json:"fallback_models,omitempty"`
+	// ContextWindowFallbacks are the request's own fallbacks for a prompt too long, by
+	// model name (LiteLLM's request-body context_window_fallbacks, which the
+	// OpenAI-compatible surfaces read), looked up as Scope.ContextWindowFallbacks are.
+	// Non-nil, an empty map included, they replace the scope's and the model group's, as
+	// LiteLLM's router reads a request's over its own: when the model asked (a member of
+	// the group asked) fails with a prompt too long, the models asked after it and the
+	// plain fallbacks are left out and the entry for the model asked is tried in their
+	// place; with none for it the prompt too long's error stands. FallbackModels still
+	// follow. Chat requests only.
+	ContextWindowFallbacks map[string][]string `json:"-"`
 	// Stream asks for server-sent events.
 	Stream bool `json:"stream,omitempty" jsonschema:"default=false"`
 	// Temperature is between 0 and 1; nil for the model's preset.
@@ -217,8 +227,11 @@ type Request struct {
 	// scopeFallbacks are its fallbacks for the model asked, those the scope may call.
 	// scopeWindowSet and scopeWindow are the same for its ContextWindowFallbacks (set
 	// by admission, for validate).
-	scopeReplaces, scopeWindowSet bool
-	scopeFallbacks, scopeWindow   []string
+	// ownWindow says scopeWindow are the request's own ContextWindowFallbacks, its entry
+	// windowKey: validate names that entry in an error.
+	scopeReplaces, scopeWindowSet, ownWindow bool
+	scopeFallbacks, scopeWindow              []string
+	windowKey                                string
 	// promptCache asks for the prompt's prefix to be cached where a provider must be told
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.

@@ -144,7 +144,8 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		window, policy = group.ContextWindowFallbacks, group.ContentPolicyFallbacks
 	}
 	if req.scopeWindowSet {
-		// The scope's replace the group's, as LiteLLM's key settings its router's.
+		// The scope's replace the group's, as LiteLLM's key settings its router's (and
+		// the request's own the scope's: addScopeFallbacks).
 		window, windowOf = req.scopeWindow, "the key's router_settings.context_window_fallbacks"
 	}
 	// A scope with context window fallbacks but none for the model asked (no entry, an
@@ -160,11 +161,16 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		of   string
 		list []string
 		to   *[]target
-	}{{windowOf, window, &req.windowFallbacks}, {fmt.Sprintf("model group %q's content_policy_fallbacks", groupName), policy, &req.policyFallbacks}} {
+		own  bool // the request's own: an unknown model is a 400 naming the entry
+	}{{windowOf, window, &req.windowFallbacks, req.ownWindow}, {fmt.Sprintf("model group %q's content_policy_fallbacks", groupName), policy, &req.policyFallbacks, false}} {
 		if len(f.list) == 0 {
 			continue
 		}
 		if *f.to, err = g.groupFallbacks(f.list, req); err != nil {
+			if ve := (*ValidationError)(nil); f.own && errors.As(err, &ve) {
+				ve.Field = fmt.Sprintf("context_window_fallbacks[%q]", req.windowKey)
+				return nil, nil, err
+			}
 			return nil, nil, fmt.Errorf("%s: %w", f.of, err)
 		}
 	}

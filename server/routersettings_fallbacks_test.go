@@ -180,3 +180,44 @@ func TestKeyFallbacksForOtherOperations(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestContextWindowFallbacksOnRoutes: a request body's own context_window_fallbacks
+// (LiteLLM's, read over its key's) are read on /v1/chat/completions, /v1/completions and
+// /v1/responses, as its plain fallbacks are: the entry for the model asked is tried when it answers that the prompt is
+// too long, in place of the key's; [] leaves the upstream's 400 to stand; a bad shape is a
+// 400 naming the field.
+func TestRequestContextWindowFallbacksOnRoutes(t *testing.T) {
+	hs, up := routerSettingsServer(t)
+	key := genKey(t, hs.URL, `{"router_settings":{"context_window_fallbacks":[{"*":["flaky"]}]}}`)
+	for _, route := range []struct{ path, body string }{
+		{"/v1/chat/completions", `"messages":[{"role":"user","content":"hi"}]`},
+		{"/v1/completions", `"prompt":"hi"`},
+		{"/v1/responses", `"input":"hi"`},
+	} {
+		send := func(cw string) (*http.Response, []byte) {
+			return post(t, hs.URL+route.path, key, `{"model":"up/toolong","context_window_fallbacks":`+cw+`,`+route.body+`}`)
+		}
+		if resp, out := send(`[{"toolong":["good"]}]`); resp.StatusCode != http.StatusOK || up.count("toolong") != 1 || up.count("ok") != 1 || up.count("down") != 0 {
+			t.Fatalf("%s: the request's own: %d %s", route.path, resp.StatusCode, out)
+		}
+		if resp, out := send(`[]`); resp.StatusCode != http.StatusBadRequest || up.count("toolong") != 1 || up.count("ok")+up.count("down") != 0 {
+			t.Fatalf("%s: []: %d %s", route.path, resp.StatusCode, out)
+		}
+		// LiteLLM's plain request fallbacks are read on each route too.
+		resp, out := post(t, hs.URL+route.path, key, `{"model":"up/down","fallbacks":["good"],`+route.body+`}`)
+		if resp.StatusCode != http.StatusOK || up.count("down") == 0 || up.count("ok") != 1 {
+			t.Fatalf("%s: fallbacks: %d %s", route.path, resp.StatusCode, out)
+		}
+		for cw, param := range map[string]string{
+			`{"toolong":["good"]}`:       "context_window_fallbacks",
+			`[{"toolong":"good"}]`:       `context_window_fallbacks[0]["toolong"]`,
+			`[{"toolong":["nosuch/x"]}]`: `context_window_fallbacks["toolong"]`,
+		} {
+			resp, out := send(cw)
+			e, _ := decodeMap(t, out)["error"].(map[string]any)
+			if resp.StatusCode != http.StatusBadRequest || e["param"] != param || up.count("toolong") != 0 {
+				t.Errorf("%s %s: %d %s (want a 400 naming %s)", route.path, cw, resp.StatusCode, out, param)
+			}
+		}
+	}
+}
