@@ -184,8 +184,9 @@ func (g *Gateway) servesChat(asked string) bool {
 	return g.servesAsked(asked, full)
 }
 
-// checkServed refuses (ErrModelNotServed) the first model of req's Models and
-// FallbackModels the configuration does not serve (servesChat), under
+// checkServed refuses (ErrModelNotServed) the first model of req's Models,
+// FallbackModels and ContextWindowFallbacks entry for the model asked the configuration
+// does not serve (servesChat), under
 // Options.ListConfigured: what GET /v1/models lists is what a request may name.
 func (g *Gateway) checkServed(req *Request) error {
 	if !g.opts.ListConfigured {
@@ -203,6 +204,15 @@ func (g *Gateway) checkServed(req *Request) error {
 	for i, m := range req.FallbackModels {
 		if !g.servesChat(m) {
 			return notServed(fmt.Sprintf("fallback_models[%d]", i), m)
+		}
+	}
+	if req.ContextWindowFallbacks != nil && len(req.Models) > 0 {
+		// The request's own entry for the model asked, as its fallback_models.
+		key, list := fallbackEntryKey(req.ContextWindowFallbacks, req.Models[0])
+		for i, m := range list {
+			if !g.servesChat(m) {
+				return notServed(fmt.Sprintf("context_window_fallbacks[%q][%d]", key, i), m)
+			}
 		}
 	}
 	return nil

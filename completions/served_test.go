@@ -1,6 +1,8 @@
 package completions
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -21,5 +23,32 @@ func TestListConfiguredServesItsOwnModels(t *testing.T) {
 	}
 	if g.Serves("openai/gpt-4.1") {
 		t.Error("serves openai/gpt-4.1, which the configuration does not name")
+	}
+}
+
+// TestListConfiguredRequestContextWindowFallbacks: under Options.ListConfigured a
+// request's own context_window_fallbacks entry for the model asked is held to what the
+// configuration serves, as its fallback_models are: a model it does not name is refused
+// (ErrModelNotServed) naming the entry; entries for other models are not looked at.
+func TestListConfiguredRequestContextWindowFallbacks(t *testing.T) {
+	env := map[string]string{"OPENAI_API_KEY": "sk"}
+	g, err := New(Options{Providers: providers.FromEnv(func(k string) string { return env[k] }, providers.Options{}), Prices: providers.DefaultCatalog(),
+		ModelGroups: map[string]ModelGroup{"smart": {Models: []string{"openai/gpt-4o"}}, "long": {Models: []string{"openai/gpt-4.1"}}}, ListConfigured: true, Listed: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := userReq("hi", "openai/gpt-4o")
+	req.ContextWindowFallbacks = map[string][]string{"gpt-4o": {"long", "openai/o3"}}
+	req.MockResponse = &[]string{"ok"}[0] // nothing is called either way
+	_, err = g.Complete(context.Background(), Scope{}, req)
+	var ve *ValidationError
+	if !errors.Is(err, ErrModelNotServed) || !errors.As(err, &ve) || ve.Field != `context_window_fallbacks["gpt-4o"][1]` {
+		t.Fatalf("a fallback the configuration does not serve: %v", err)
+	}
+	req = userReq("hi", "openai/gpt-4o")
+	req.ContextWindowFallbacks = map[string][]string{"other": {"openai/o3"}}
+	req.MockResponse = &[]string{"ok"}[0]
+	if _, err := g.Complete(context.Background(), Scope{}, req); err != nil {
+		t.Fatalf("another model's entry: %v", err)
 	}
 }
