@@ -28,6 +28,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/internal/nesting"
 )
 
 // Options configures Open. The zero value is usable.
@@ -169,14 +170,23 @@ func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) err
 }
 
 // Update implements store.Driver with one bbolt read-write transaction.
+//
+// Called from inside fn of an Update (of this or another driver of the process) on the
+// same goroutine, which store.Driver forbids, it returns an error matching
+// store.ErrNested at once, as do Put and Delete there: it would wait for ever for bbolt's
+// writer lock, or for the group commit running fn, which the outer Update holds until fn
+// returns.
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if d.group != nil {
-		return wrap(d.group.update(func(btx *bolt.Tx) error { return fn(&boltTx{btx}) }))
+	if nesting.Inside() {
+		return fmt.Errorf("boltstore: update: %w", store.ErrNested)
 	}
-	return wrap(d.db.Update(func(btx *bolt.Tx) error { return fn(&boltTx{btx}) }))
+	if d.group != nil {
+		return wrap(d.group.update(func(btx *bolt.Tx) error { return nesting.Run(fn, &boltTx{btx}) }))
+	}
+	return wrap(d.db.Update(func(btx *bolt.Tx) error { return nesting.Run(fn, &boltTx{btx}) }))
 }
 
 // Close implements store.Driver.

@@ -117,3 +117,14 @@ func TestOpenErrorNamesTheFileOnce(t *testing.T) {
 		t.Fatalf("err = %v: want the path named once", err)
 	}
 }
+
+func BenchmarkDriver(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) *store.Store {
+		// NoSync: the driver's own cost, not the disk's.
+		s, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), boltstore.Options{NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

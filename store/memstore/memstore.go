@@ -4,12 +4,14 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/internal/nesting"
 )
 
 // New returns an empty in-memory store.
@@ -107,9 +109,17 @@ func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) err
 
 // Update implements store.Driver. Writes are staged and applied only when fn succeeds;
 // writers are serialised.
+//
+// Called from inside fn of an Update (of this or another driver of the process) on the
+// same goroutine, which store.Driver forbids, it returns an error matching
+// store.ErrNested at once, as do Put and Delete there: it would wait for ever for the
+// lock the outer Update holds until fn returns.
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if nesting.Inside() {
+		return fmt.Errorf("memstore: update: %w", store.ErrNested)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -117,7 +127,7 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 		return store.ErrClosed
 	}
 	tx := &memTx{d: d, staged: map[store.Collection]map[string][]byte{}, deleted: map[store.Collection]map[string]bool{}}
-	if err := fn(tx); err != nil {
+	if err := nesting.Run(fn, tx); err != nil {
 		return err
 	}
 	for c, m := range tx.staged {

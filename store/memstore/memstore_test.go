@@ -11,3 +11,7 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{Open: func(t *testing.T) *store.Store { return memstore.New() }})
 }
+
+func BenchmarkDriver(b *testing.B) {
+	storetest.Bench(b, func(*testing.B) *store.Store { return memstore.New() })
+}

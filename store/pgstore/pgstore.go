@@ -17,7 +17,6 @@
 package pgstore
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"embed"
@@ -26,12 +25,10 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +37,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/switchyard-ai/switchyard/store"
+	"github.com/switchyard-ai/switchyard/store/internal/nesting"
 )
 
 //go:embed migrations/*.sql
@@ -472,8 +470,8 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 // of running again up to MaxRetries times and failing. Their other records are as
 // Update's (a serialization failure there still runs fn again).
 //
-// Called from inside fn of another Update or UpdateLocked of a Driver of this process on
-// the same goroutine (which store.Driver forbids), it returns an error matching
+// Called from inside fn of another Update or UpdateLocked (of any driver of this process)
+// on the same goroutine (which store.Driver forbids), it returns an error matching
 // store.ErrNested at once, as Put and Delete do there: waiting would be for ever, on the
 // advisory lock of a record the outer run holds (one it names, or at a run again one it
 // touched) or on a row it wrote, while the outer run waits for it to return.
@@ -481,11 +479,9 @@ func (d *Driver) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx
 	if err := d.open(); err != nil {
 		return err
 	}
-	leave, err := enterFn()
-	if err != nil {
+	if err := notNested("update"); err != nil {
 		return err
 	}
-	defer leave()
 	ids := d.lockIDs(locks, nil)
 	for attempt := 0; ; attempt++ {
 		touched, err := d.runTx(ctx, ids, fn)
@@ -504,43 +500,15 @@ func (d *Driver) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx
 	}
 }
 
-// inFn holds the ids of the goroutines inside an Update (or UpdateLocked) of any Driver of
-// this process, from its start to its return. A goroutine id is the only mark a nested call
-// can be known by: fn gets a Tx, not a context the driver could mark, and calls the
-// store with whatever context it closed over.
-var inFn sync.Map
-
-// enterFn marks the calling goroutine as inside an Update until leave is called, or
-// returns an error matching store.ErrNested when it is inside one already.
-func enterFn() (leave func(), err error) {
-	id := goroutineID()
-	if _, nested := inFn.LoadOrStore(id, struct{}{}); nested {
-		return nil, fmt.Errorf("pgstore: update: %w", store.ErrNested)
-	}
-	return func() { inFn.Delete(id) }, nil
-}
-
 // notNested returns an error matching store.ErrNested when the calling goroutine is inside
-// an Update's function: a write (what: put, delete) on a connection of its own there would
-// wait for ever on a row the Update's transaction wrote.
+// an Update's function (of any driver of the process: store/internal/nesting): a write
+// (what: update, put, delete) on a connection of its own there would wait for ever on a
+// row or an advisory lock the Update's transaction holds.
 func notNested(what string) error {
-	if _, nested := inFn.Load(goroutineID()); nested {
+	if nesting.Inside() {
 		return fmt.Errorf("pgstore: %s: %w", what, store.ErrNested)
 	}
 	return nil
-}
-
-// goroutineID is the calling goroutine's id, read from the first line of its stack trace
-// ("goroutine 42 [running]:"), which runtime.Stack gives without stopping the world.
-func goroutineID() uint64 {
-	var buf [64]byte
-	line := buf[:runtime.Stack(buf[:], false)]
-	line = bytes.TrimPrefix(line, []byte("goroutine "))
-	if i := bytes.IndexByte(line, ' '); i > 0 {
-		line = line[:i]
-	}
-	id, _ := strconv.ParseUint(string(line), 10, 64)
-	return id
 }
 
 // lockID is the key of a record's advisory lock: PostgreSQL's two-int4 form, whose key
@@ -618,7 +586,7 @@ func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) e
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	t := &pgTx{tx: tx}
-	if err := fn(t); err != nil {
+	if err := nesting.Run(fn, t); err != nil {
 		return t.touched, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -668,7 +636,7 @@ func (d *Driver) runLocked(ctx context.Context, ids []lockID, fn func(tx store.T
 		return nil, fmt.Errorf("pgstore: lock and begin: %w", err)
 	}
 	t := &pgTx{tx: tx}
-	if err := fn(t); err != nil {
+	if err := nesting.Run(fn, t); err != nil {
 		tx.Rollback(context.WithoutCancel(ctx))
 		return t.touched, err
 	}

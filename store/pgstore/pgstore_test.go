@@ -96,3 +96,17 @@ func TestReadOnlyIsUnwritable(t *testing.T) {
 		t.Errorf("read on a read-only database: %s, %v", v, err)
 	}
 }
+
+func BenchmarkDriver(b *testing.B) {
+	addr := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if addr == "" {
+		b.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/pg-test-cluster.sh start prints it")
+	}
+	storetest.Bench(b, func(b *testing.B) *store.Store {
+		s, err := pgstore.Open(context.Background(), addr, pgstore.Options{Schema: freshSchema()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	})
+}

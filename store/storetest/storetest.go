@@ -32,6 +32,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ConcurrentWriters", func(t *testing.T) { testConcurrent(t, h) })
 	t.Run("ConcurrentCompareAndSwap", func(t *testing.T) { testCompareAndSwap(t, h) })
 	t.Run("UpdateLocked", func(t *testing.T) { testUpdateLocked(t, h) })
+	t.Run("NestedUpdateIsRefused", func(t *testing.T) { testNested(t, h) })
 	t.Run("JSONHelpers", func(t *testing.T) { testJSON(t, h) })
 	t.Run("GetMany", func(t *testing.T) { testGetMany(t, h) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, h) })

@@ -1,0 +1,71 @@
+// Package nesting tells a store driver that it is called from inside a transaction's
+// function (store.Driver.Update's fn) on the same goroutine, which the driver contract
+// forbids: such a call would wait for ever for what the outer transaction holds (a mutex,
+// bbolt's writer lock, a row or an advisory lock) while the outer transaction waits for
+// it. Drivers run every fn with Run and refuse an Update (or a write of their own) when
+// Inside reports true, with an error matching store.ErrNested.
+//
+// The mark is the call of fn in Run, found on the calling goroutine's stack: Go gives no
+// goroutine-local state, fn gets a Tx (not a context the driver could mark), and a
+// goroutine's id costs a formatted stack trace (microseconds, growing with its depth, and
+// an allocation). A count of the functions running anywhere keeps the common case to one
+// atomic load: when none runs, no call can be nested, and no stack is walked.
+package nesting
+
+import (
+	"runtime"
+	"slices"
+	"sync/atomic"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// running counts the transaction functions running in the process, on any goroutine.
+var running atomic.Int64
+
+// markPC is the return address of Run's call of fn: found among a goroutine's callers, it
+// says that goroutine is inside a transaction's function.
+var markPC = func() uintptr {
+	var pc uintptr
+	Run(func(store.Tx) error {
+		var pcs [1]uintptr
+		// 0 is runtime.Callers, 1 this function, 2 Run (at the return of its call of fn).
+		if runtime.Callers(2, pcs[:]) == 1 {
+			pc = pcs[0]
+		}
+		return nil
+	}, nil)
+	if pc == 0 {
+		panic("store/internal/nesting: cannot read the stack")
+	}
+	return pc
+}()
+
+// Run runs fn(tx) as a transaction's function: until it returns, Inside is true on the
+// calling goroutine.
+//
+//go:noinline
+func Run(fn func(tx store.Tx) error, tx store.Tx) error {
+	running.Add(1)
+	defer running.Add(-1)
+	return fn(tx)
+}
+
+// Inside reports whether the calling goroutine is inside a function Run runs, of any
+// driver of the process. It costs one atomic load unless some function runs (on any
+// goroutine); then a walk of the caller's stack, without allocating.
+func Inside() bool {
+	if running.Load() == 0 {
+		return false
+	}
+	var pcs [64]uintptr
+	for skip := 2; ; skip += len(pcs) {
+		n := runtime.Callers(skip, pcs[:])
+		if slices.Contains(pcs[:n], markPC) {
+			return true
+		}
+		if n < len(pcs) {
+			return false
+		}
+	}
+}
