@@ -22,6 +22,14 @@ import (
 // whose commit's outcome never came back (store.ErrCommitUnknown) is not applied again.
 // Until then, admission counts a key's pending charges as spent (pendingCharges.admits):
 // a store blip does not let a key spend past its bound unboundedly.
+//
+// A pending charge belongs to the period of the account it was incurred in (its at, by the
+// account's clock): applied after the account's period was reset (BudgetLimits.ResetEvery),
+// it is recorded as applied but not counted in the new period's calls, tokens, cost or
+// thresholds, and admission no longer counts it — the period it belonged to is over and its
+// spend was dropped with it, as LiteLLM's reset drops a key's spend; a model's entry
+// (BudgetLimits.Models), whose periods are its own, is charged when its period still holds
+// at. The request is in the spend logs all the same (they record answers, not accounts).
 
 const (
 	// maxPendingCharges bounds the charges kept: past it a failed charge is logged as
@@ -57,8 +65,9 @@ type pendingCharge struct {
 	tokens        int64
 	cost          float64
 	answered      bool
-	model         string // the entry of x's BudgetLimits.Models charged ("": none)
-	owner, tag    string // the request's scope, for the alerts the charge raises
+	model         string    // the entry of x's BudgetLimits.Models charged ("": none)
+	owner, tag    string    // the request's scope, for the alerts the charge raises
+	at            time.Time // when it was incurred, by x's clock: the period it belongs to
 	since, next   time.Time
 	tries         int
 	first, maxGap time.Duration
@@ -142,7 +151,7 @@ func (pc *pendingCharges) keep(ctx context.Context, scope Scope, tokens int64, c
 				continue
 			}
 			c := &pendingCharge{id: chargeID(), x: x, tokens: tokens, cost: cost, answered: answered, model: f.models[i],
-				owner: scope.Owner, tag: scope.Tag, since: now, next: now}
+				owner: scope.Owner, tag: scope.Tag, at: x.clock(), since: now, next: now}
 			if !pc.add(c) {
 				pc.lost.Add(1)
 				pc.log.ErrorContext(ctx, "completions: a budget charge the store did not take is lost: too many pending, or the gateway closed",
@@ -260,7 +269,7 @@ func (pc *pendingCharges) runDue(ctx context.Context, every bool) (next time.Tim
 // the queue, else it is due again after its backoff.
 func (pc *pendingCharges) attempt(ctx context.Context, c *pendingCharge) {
 	actx, cancel := context.WithTimeout(ctx, pendingChargeTimeout)
-	alerts, err := c.x.chargeOnce(actx, c.id, c.tokens, c.cost, c.answered, c.model)
+	alerts, err := c.x.chargeOnce(actx, c.id, c.at, c.tokens, c.cost, c.answered, c.model)
 	cancel()
 	if err != nil && !errors.Is(err, ErrBudgetGone) {
 		c.tries++
@@ -341,15 +350,16 @@ func (pc *pendingCharges) stats() PendingChargeStats {
 	return s
 }
 
-// owed is what the pending charges of account id hold.
-func (pc *pendingCharges) owed(id string) (tokens int64, cost float64, ok bool) {
+// owed is what the pending charges of account id incurred from the start of its period
+// on hold (from zero: all of them).
+func (pc *pendingCharges) owed(id string, from time.Time) (tokens int64, cost float64, ok bool) {
 	if pc.n.Load() == 0 {
 		return 0, 0, false
 	}
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	for _, c := range pc.q {
-		if c.x.id == id {
+		if c.x.id == id && !c.at.Before(from) {
 			tokens, cost, ok = tokens+c.tokens, cost+c.cost, true
 		}
 	}
@@ -367,11 +377,15 @@ func (pc *pendingCharges) admits(ctx context.Context, b *Budget) error {
 		if x.st == nil {
 			continue
 		}
-		tokens, cost, ok := pc.owed(x.id)
+		u := x.Used(ctx) // rolled to the current period
+		var from time.Time
+		if x.limits.ResetEvery > 0 {
+			from = u.PeriodStart // the charges of an earlier period no longer count
+		}
+		tokens, cost, ok := pc.owed(x.id, from)
 		if !ok {
 			continue
 		}
-		u := x.Used(ctx)
 		u.Tokens += tokens
 		u.CostUSD += cost
 		seen := u
@@ -388,17 +402,27 @@ func (pc *pendingCharges) admits(ctx context.Context, b *Budget) error {
 // errChargeApplied ends the transaction of a pending charge its account has applied.
 var errChargeApplied = errors.New("completions: charge applied already")
 
-// chargeOnce charges x's stored account with the pending charge id, unless the account
-// records it applied, and records it so: a run again after a commit whose outcome never
-// came back applies it once.
-func (x *Budget) chargeOnce(ctx context.Context, id string, tokens int64, cost float64, answered bool, model string) ([]BudgetAlert, error) {
+// chargeOnce charges x's stored account with the pending charge id, incurred at at,
+// unless the account records it applied, and records it so: a run again after a commit
+// whose outcome never came back applies it once. A charge of a period that has ended is
+// recorded but not counted (the package's comment above says why); its model's entry is
+// charged when that entry's own period holds at.
+func (x *Budget) chargeOnce(ctx context.Context, id string, at time.Time, tokens int64, cost float64, answered bool, model string) ([]BudgetAlert, error) {
 	var alerts []BudgetAlert
 	err := x.updateRec(ctx, func(rec *sharedBudget) error {
 		alerts = nil // a store transaction may run this again
 		if slices.Contains(rec.Applied, id) {
 			return errChargeApplied
 		}
-		alerts = x.chargeAdd(rec.Limits, &rec.Used, x.clock(), tokens, cost, answered, model)
+		now := x.clock()
+		if rec.Limits.modelPeriodBeganAfter(rec.Used, model, at, now) {
+			model = ""
+		}
+		if rec.Limits.periodBeganAfter(&rec.Used, at, now) {
+			rec.Limits.chargeModel(&rec.Used, model, cost, now)
+		} else {
+			alerts = x.chargeAdd(rec.Limits, &rec.Used, now, tokens, cost, answered, model)
+		}
 		rec.Applied = append(rec.Applied, id)
 		if n := len(rec.Applied); n > maxAppliedCharges {
 			rec.Applied = slices.Clone(rec.Applied[n-maxAppliedCharges:])
@@ -409,4 +433,27 @@ func (x *Budget) chargeOnce(ctx context.Context, id string, tokens int64, cost f
 		return nil, nil
 	}
 	return alerts, err
+}
+
+// periodBeganAfter rolls u to now and reports whether its period began after at: a charge
+// incurred at at belongs to a period that has ended. An account whose period never started
+// (zero: a new account, or one without ResetEvery) has no earlier period.
+func (l BudgetLimits) periodBeganAfter(u *BudgetUsage, at, now time.Time) bool {
+	if l.ResetEvery <= 0 || u.PeriodStart.IsZero() {
+		return false
+	}
+	l.roll(u, now)
+	return u.PeriodStart.After(at)
+}
+
+// modelPeriodBeganAfter reports whether the period of model's entry of u, rolled to now,
+// began after at (periodBeganAfter's rule, for the entry's own period).
+func (l BudgetLimits) modelPeriodBeganAfter(u BudgetUsage, model string, at, now time.Time) bool {
+	ml, ok := l.Models[model]
+	mu := u.Models[model]
+	if !ok || model == "" || ml.ResetEvery <= 0 || mu.PeriodStart.IsZero() {
+		return false
+	}
+	ml.roll(&mu, now)
+	return mu.PeriodStart.After(at)
 }

@@ -195,3 +195,55 @@ func TestPendingChargesCountAtAdmission(t *testing.T) {
 		t.Errorf("after Close: %+v", s)
 	}
 }
+
+// TestPendingChargeOfEndedPeriod: a pending charge applied after its account's period was
+// reset counted in the new period, eating into a budget meant to start afresh. It belongs
+// to the period it was incurred in: with 30 tokens a period, a request's 20 pending when
+// the hour ends, and the next period's first request charged 20, the period's second
+// request is admitted (the old charge no longer counts at admission) and the charge,
+// applied at Close, is recorded but leaves the key's period at 20; the team, whose account
+// has no period, is charged it. A charge applied within its period still counts
+// (TestPendingChargesCountAtAdmission).
+func TestPendingChargeOfEndedPeriod(t *testing.T) {
+	ctx := context.Background()
+	g, d, key := pendingGateway(t, BudgetLimits{MaxTokens: 30, ResetEvery: time.Hour}, "", "fail", "fail", "fail")
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 29, 9, 50, 0, 0, time.UTC)
+	key.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	g.pending.first, g.pending.maxGap = time.Hour, time.Hour // one attempt now, the next at Close
+	if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); d.writes() < 4; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pending charges were never attempted")
+		}
+	}
+	if s := g.PendingCharges(); s.Count != 2 {
+		t.Fatalf("pending charges: %+v, want the first request's two accounts", s)
+	}
+	mu.Lock()
+	now = now.Add(61 * time.Minute) // the key's next period
+	mu.Unlock()
+	for i := 2; i <= 3; i++ {
+		if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+			t.Fatalf("request %d (the new period: %d tokens of 30 charged; 20 pending of the last): %v", i, 20*(i-2), err)
+		}
+	}
+	if err := g.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.GetJSON[sharedBudget](ctx, g.opts.Store, store.Budgets, "key/vk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Used.Tokens != 40 || rec.Used.Calls != 2 || len(rec.Applied) != 1 {
+		t.Errorf("key: %d tokens, %d calls, applied %v; want the new period's 40 tokens and 2 calls, the old charge recorded applied", rec.Used.Tokens, rec.Used.Calls, rec.Applied)
+	}
+	if got := storedTokens(t, g, "team/t"); got != 60 {
+		t.Errorf("team: %d tokens, want 60 (no period: the pending charge counts)", got)
+	}
+	if s := g.PendingCharges(); s.Count != 0 || s.Applied != 2 || s.Lost != 0 {
+		t.Errorf("after Close: %+v, want the two applied", s)
+	}
+}
