@@ -142,3 +142,40 @@ func TestAdminBudgetWritesLockTheirAccounts(t *testing.T) {
 		t.Errorf("accounts written without being named to UpdateLocked: %v", bad)
 	}
 }
+
+// TestBudgetUpdateLocksItsAccounts: /budget/update writes the accounts of the end users,
+// virtual keys and organizations naming the budget (their limits become the budget's),
+// found inside its transaction, which was a plain Update: on PostgreSQL it and the
+// requests charging those accounts aborted one another, past the store's retries failing
+// the operator's update. It now names every account it writes to UpdateLocked.
+func TestBudgetUpdateLocksItsAccounts(t *testing.T) {
+	d := &lockRecordingDriver{Driver: newTestDriver(t)}
+	_, s := keysServerWith(t, store.New(d), &fakeOpenAIUpstream{}, Config{APIKeys: []string{testKey}})
+	for _, st := range []struct{ path, body string }{
+		{"/budget/new", `{"budget_id":"b1","max_budget":5}`},
+		{"/customer/new", `{"user_id":"cus1","budget_id":"b1"}`},
+		{"/customer/new", `{"user_id":"cus2","budget_id":"b1"}`},
+		{"/organization/new", `{"organization_id":"org1","organization_alias":"org1","budget_id":"b1"}`},
+	} {
+		if r := do(t, s, "POST", st.path, testKey, st.body); r.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", st.path, r.status, r.raw)
+		}
+	}
+	litellmGenerate(t, s, `{"budget_id":"b1"}`)
+	from := d.count()
+	if r := do(t, s, "POST", "/budget/update", testKey, `{"budget_id":"b1","max_budget":7}`); r.status != http.StatusOK {
+		t.Fatalf("/budget/update: %d %s", r.status, r.raw)
+	}
+	if d.count() != from+1 {
+		t.Fatalf("%d transactions wrote budget accounts, want /budget/update's one", d.count()-from)
+	}
+	d.mu.Lock()
+	wrote := d.txs[from].wrote
+	d.mu.Unlock()
+	if len(wrote) != 4 {
+		t.Errorf("/budget/update wrote accounts %v, want the two end users', the key's and the organization's", wrote)
+	}
+	if un := d.unnamed(from); len(un) > 0 {
+		t.Errorf("/budget/update wrote accounts it did not name to UpdateLocked: %v", un)
+	}
+}

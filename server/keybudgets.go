@@ -112,7 +112,8 @@ func budgetKeys(ctx context.Context, tx store.Tx, owner, id string) ([]storedVir
 // (before the change: old) to b's, and their accounts' limits with them, through tx; it
 // returns how many keys it changed. A key's spend is kept. A key's model_max_budget is
 // b's when it had none or old's (it took the budget's), else its own is kept (LiteLLM's
-// rule: the key's own wins).
+// rule: the key's own wins). tx should name the keys' accounts to UpdateLocked
+// (budgetAccountLocks), as the requests charging them do.
 func applyBudgetToKeys(ctx context.Context, tx store.Tx, owner string, old, b litellmBudgetRecord) (int, error) {
 	recs, err := budgetKeys(ctx, tx, owner, b.BudgetID)
 	if err != nil {

@@ -520,12 +520,13 @@ func (s *Server) createLiteLLMBudget(ctx context.Context, b litellmBudgetRecord)
 }
 
 // updateLiteLLMBudget applies LiteLLM's fields to owner's budget id and its limits to
-// every end user and virtual key naming it, in one transaction: a failed update changes
-// nothing.
+// every end user, virtual key and organization naming it, in one transaction: a failed
+// update changes nothing. The transaction names their accounts to UpdateLocked
+// (budgetAccountLocks), as the requests charging them do.
 func (s *Server) updateLiteLLMBudget(ctx context.Context, g *completions.Gateway, owner, id string, fields map[string]json.RawMessage) (*litellmBudgetRecord, error) {
 	var b litellmBudgetRecord
 	applied, keys, orgs := 0, 0, 0
-	err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+	err := s.cfg.Store.UpdateLocked(ctx, budgetAccountLocks(ctx, s.cfg.Store, owner, id), func(tx store.Tx) error {
 		applied = 0
 		var err error
 		if b, err = s.litellmBudgetOf(ctx, tx, owner, id); err != nil {
@@ -614,6 +615,49 @@ func (s *Server) deleteLiteLLMBudget(ctx context.Context, owner, id string) (*li
 	}
 	s.log.InfoContext(ctx, "budget deleted", "owner", owner, "budget_id", id)
 	return &b, nil
+}
+
+// budgetAccountLocks names to Store.UpdateLocked (accountLocks) the stored accounts an
+// update of owner's budget id writes: its end users', virtual keys' and organizations',
+// read from st before the transaction, so that the update and the requests charging those
+// accounts wait for one another on PostgreSQL instead of aborting one another. One that
+// comes to name the budget between this read and the transaction is locked when a run
+// again touches it, as under Update; a read that fails names none (the transaction reads
+// again and reports it).
+func budgetAccountLocks(ctx context.Context, st *store.Store, owner, id string) []store.Ref {
+	var ids []string
+	prefix := budgetCustomersPrefix(owner, id)
+	for after := ""; len(ids) <= maxAccountLocks; {
+		es, err := st.List(ctx, store.BudgetCustomers, store.ListOptions{Prefix: prefix, After: after, Limit: store.MaxPageLimit})
+		if err != nil {
+			return nil
+		}
+		for _, e := range es {
+			ids = append(ids, endUserBudgetID(owner, strings.TrimPrefix(e.Key, prefix)))
+		}
+		if len(es) < store.MaxPageLimit {
+			break
+		}
+		after = es[len(es)-1].Key
+	}
+	if len(ids) > maxAccountLocks {
+		return nil
+	}
+	keys, err := budgetKeys(ctx, st, owner, id)
+	if err != nil {
+		return nil
+	}
+	for _, k := range keys {
+		ids = append(ids, "key/"+k.ID)
+	}
+	orgs, err := organizationsNamingBudget(ctx, st, owner, id)
+	if err != nil {
+		return nil
+	}
+	for _, o := range orgs {
+		ids = append(ids, organizationBudgetID(owner, o.OrganizationID))
+	}
+	return accountLocks(ids...)
 }
 
 // budgetCustomersPrefix is the store.BudgetCustomers prefix of owner's budget id.
