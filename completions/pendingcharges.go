@@ -20,6 +20,10 @@ import (
 // until the store takes it, and Close tries once more. Each pending charge has an id the
 // account records when it is applied (sharedBudget.Applied), so one applied by a run
 // whose commit's outcome never came back (store.ErrCommitUnknown) is not applied again.
+// A first charge carries no such id: when its commit got no answer it is kept only if
+// the store can tell later whether it committed (a *store.CommitUnknownError, PostgreSQL's
+// transaction id read with the transaction's first write, at no extra round trip), and
+// is applied again only once the store says it did not; else it is logged and counted.
 // Until then, admission counts a key's pending charges as spent (pendingCharges.admits):
 // a store blip does not let a key spend past its bound unboundedly.
 //
@@ -50,9 +54,11 @@ type PendingChargeStats struct {
 	CostUSD float64   `json:"cost_usd"`
 	Tokens  int64     `json:"tokens"`
 	Oldest  time.Time `json:"oldest,omitzero"`
-	// Applied counts the kept charges applied later; Lost those given up (the queue
-	// full, or still pending at Close); Unknown the charges whose commit's outcome never
-	// came back (store.ErrCommitUnknown), not applied again lest they count twice.
+	// Applied counts the kept charges applied later (or found committed by a first charge
+	// whose commit got no answer); Lost those given up (the queue full, or still pending
+	// at Close); Unknown the first charges whose commit's outcome never came back
+	// (store.ErrCommitUnknown) and that the store cannot tell later, not applied again
+	// lest they count twice.
 	Applied int64 `json:"applied"`
 	Lost    int64 `json:"lost"`
 	Unknown int64 `json:"unknown"`
@@ -60,14 +66,18 @@ type PendingChargeStats struct {
 
 // pendingCharge is one account's charge kept to apply again.
 type pendingCharge struct {
-	id            string
-	x             *Budget // a stored account
-	tokens        int64
-	cost          float64
-	answered      bool
-	model         string    // the entry of x's BudgetLimits.Models charged ("": none)
-	owner, tag    string    // the request's scope, for the alerts the charge raises
-	at            time.Time // when it was incurred, by x's clock: the period it belongs to
+	id         string
+	x          *Budget // a stored account
+	tokens     int64
+	cost       float64
+	answered   bool
+	model      string    // the entry of x's BudgetLimits.Models charged ("": none)
+	owner, tag string    // the request's scope, for the alerts the charge raises
+	at         time.Time // when it was incurred, by x's clock: the period it belongs to
+	// unanswered names the transaction of a first charge whose commit got no answer
+	// (a *store.CommitUnknownError's Token): applied again only once the store says it
+	// did not commit. "": apply it.
+	unanswered    string
 	since, next   time.Time
 	tries         int
 	first, maxGap time.Duration
@@ -140,7 +150,11 @@ func chargeID() string {
 func (pc *pendingCharges) keep(ctx context.Context, scope Scope, tokens int64, cost float64, answered bool, failed []*chargeError) {
 	now := time.Now()
 	for _, f := range failed {
-		if errors.Is(f.err, store.ErrCommitUnknown) {
+		var cu *store.CommitUnknownError
+		unanswered := ""
+		if errors.As(f.err, &cu) {
+			unanswered = cu.Token
+		} else if errors.Is(f.err, store.ErrCommitUnknown) {
 			pc.unknown.Add(int64(len(f.accounts)))
 			pc.log.ErrorContext(ctx, "completions: a budget charge's outcome is unknown (the store's commit got no answer): not applied again, lest it count twice",
 				"tag", scope.Tag, "accounts", accountIDs(f.accounts), "tokens", tokens, "cost_usd", cost, "err", f.err)
@@ -151,11 +165,16 @@ func (pc *pendingCharges) keep(ctx context.Context, scope Scope, tokens int64, c
 				continue
 			}
 			c := &pendingCharge{id: chargeID(), x: x, tokens: tokens, cost: cost, answered: answered, model: f.models[i],
-				owner: scope.Owner, tag: scope.Tag, at: x.clock(), since: now, next: now}
+				owner: scope.Owner, tag: scope.Tag, at: x.clock(), unanswered: unanswered, since: now, next: now}
 			if !pc.add(c) {
 				pc.lost.Add(1)
 				pc.log.ErrorContext(ctx, "completions: a budget charge the store did not take is lost: too many pending, or the gateway closed",
 					"budget", x.id, "tokens", tokens, "cost_usd", cost, "pending", maxPendingCharges, "err", f.err)
+				continue
+			}
+			if unanswered != "" {
+				pc.log.WarnContext(ctx, "completions: a budget charge's commit got no answer: kept until the store tells whether it committed",
+					"budget", x.id, "charge", c.id, "transaction", unanswered, "tokens", tokens, "cost_usd", cost, "err", f.err)
 				continue
 			}
 			pc.log.WarnContext(ctx, "completions: a budget charge the store did not take is kept to apply again",
@@ -269,8 +288,26 @@ func (pc *pendingCharges) runDue(ctx context.Context, every bool) (next time.Tim
 // the queue, else it is due again after its backoff.
 func (pc *pendingCharges) attempt(ctx context.Context, c *pendingCharge) {
 	actx, cancel := context.WithTimeout(ctx, pendingChargeTimeout)
+	defer cancel()
+	if c.unanswered != "" {
+		committed, err := c.x.st.CommitStatus(actx, c.unanswered)
+		if err != nil {
+			c.tries++
+			c.next = time.Now().Add(pc.backoff(c.tries))
+			pc.log.WarnContext(ctx, "completions: a budget charge's commit outcome is not known yet", "budget", c.x.id, "charge", c.id,
+				"transaction", c.unanswered, "tries", c.tries, "retry_in", pc.backoff(c.tries).String(), "err", err)
+			return
+		}
+		if committed {
+			pc.remove(c)
+			pc.applied.Add(1)
+			pc.log.InfoContext(ctx, "completions: a budget charge whose commit got no answer had committed", "budget", c.x.id, "charge", c.id,
+				"transaction", c.unanswered)
+			return
+		}
+		c.unanswered = "" // rolled back: nothing of it was kept, apply it now
+	}
 	alerts, err := c.x.chargeOnce(actx, c.id, c.at, c.tokens, c.cost, c.answered, c.model)
-	cancel()
 	if err != nil && !errors.Is(err, ErrBudgetGone) {
 		c.tries++
 		c.next = time.Now().Add(pc.backoff(c.tries))

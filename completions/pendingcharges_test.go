@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -16,18 +17,39 @@ import (
 // writing budget accounts, in order: plan[i] is the fate of the i-th such transaction —
 // "fail" rolls it back with an error (the store down, its disk full), "unknown" commits it
 // and answers store.ErrCommitUnknown (the connection broke at the commit), "" commits it.
-// Past the plan they commit.
+// "unknown-committed" and "unknown-aborted" commit it or roll it back and answer a
+// *store.CommitUnknownError naming it, whose outcome CommitStatus tells from its second
+// question on (the first: not known yet). Past the plan they commit.
 type fakeChargeFaultDriver struct {
 	*memstore.Driver
-	mu   sync.Mutex
-	plan []string
-	n    int // budget-writing transactions so far
+	mu        sync.Mutex
+	plan      []string
+	n         int             // budget-writing transactions so far
+	committed map[string]bool // a named transaction's outcome
+	asked     map[string]int  // CommitStatus's questions of each
 }
 
-var errFakeStoreDown = errors.New("fake store: connection refused")
+// CommitStatus implements store.CommitChecker.
+func (d *fakeChargeFaultDriver) CommitStatus(ctx context.Context, token string) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	committed, ok := d.committed[token]
+	if !ok {
+		return false, fmt.Errorf("fake store: %w: no transaction %s", store.ErrInvalid, token)
+	}
+	if d.asked[token]++; d.asked[token] == 1 {
+		return false, fmt.Errorf("fake store: %w: transaction %s still in progress", store.ErrCommitUnknown, token)
+	}
+	return committed, nil
+}
+
+var (
+	errFakeStoreDown  = errors.New("fake store: connection refused")
+	errFakeCommitLost = errors.New("fake store: rolled back, its answer lost")
+)
 
 func (d *fakeChargeFaultDriver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
-	var fate string
+	var fate, token string
 	err := d.Driver.Update(ctx, func(tx store.Tx) error {
 		var puts int64
 		if err := fn(budgetCountingTx{Tx: tx, puts: &puts}); err != nil {
@@ -39,15 +61,28 @@ func (d *fakeChargeFaultDriver) Update(ctx context.Context, fn func(tx store.Tx)
 				fate = d.plan[d.n]
 			}
 			d.n++
+			if fate == "unknown-committed" || fate == "unknown-aborted" {
+				token = fmt.Sprint(d.n)
+				if d.committed == nil {
+					d.committed, d.asked = map[string]bool{}, map[string]int{}
+				}
+				d.committed[token] = fate == "unknown-committed"
+			}
 			d.mu.Unlock()
 		}
-		if fate == "fail" {
+		switch fate {
+		case "fail":
 			return errFakeStoreDown
+		case "unknown-aborted":
+			return errFakeCommitLost
 		}
 		return nil
 	})
-	if err == nil && fate == "unknown" {
+	switch {
+	case err == nil && fate == "unknown":
 		return fmt.Errorf("fake store: commit: %w", store.ErrCommitUnknown)
+	case token != "" && (err == nil || errors.Is(err, errFakeCommitLost)):
+		return fmt.Errorf("fake store: commit: %w", &store.CommitUnknownError{Token: token, Err: io.ErrUnexpectedEOF})
 	}
 	return err
 }
@@ -157,6 +192,39 @@ func TestFailedChargeIsAppliedOnce(t *testing.T) {
 			t.Errorf("pending charges: %+v, want 2 unknown, none kept", s)
 		}
 	})
+}
+
+// TestUnansweredFirstChargeIsResolved: a request's first charge whose commit got no answer
+// (store.ErrCommitUnknown) was logged and never applied again, as it carries no id its
+// accounts record: rolled back, the key and its team were never charged the answer. When
+// the store can tell later whether the transaction committed (a *store.CommitUnknownError:
+// PostgreSQL's transaction id), the charge is kept until it does (asked again with backoff
+// while it cannot), dropped as applied when it committed and applied once when it did not.
+func TestUnansweredFirstChargeIsResolved(t *testing.T) {
+	ctx := context.Background()
+	for _, fate := range []string{"unknown-committed", "unknown-aborted"} {
+		t.Run(fate, func(t *testing.T) {
+			g, d, key := pendingGateway(t, BudgetLimits{MaxTokens: 100000}, "", fate)
+			if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+				t.Fatal(err)
+			}
+			waitPending(t, g)
+			for _, id := range []string{"key/vk", "team/t"} {
+				if got := storedTokens(t, g, id); got != 20 {
+					t.Errorf("%s: %d tokens charged, want the answer's 20 once", id, got)
+				}
+			}
+			if s := g.PendingCharges(); s.Applied != 2 || s.Unknown != 0 || s.Lost != 0 {
+				t.Errorf("pending charges: %+v, want the key's and the team's applied, none unknown", s)
+			}
+			d.mu.Lock()
+			asked := d.asked["2"]
+			d.mu.Unlock()
+			if asked < 3 {
+				t.Errorf("the store was asked %d times about the transaction, want once not known yet and once per account then", asked)
+			}
+		})
+	}
 }
 
 // TestPendingChargesCountAtAdmission: while a key's answered charge waits for the store,

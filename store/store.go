@@ -58,6 +58,33 @@ var (
 	ErrCommitUnknown = errors.New("store: the outcome of the commit is unknown")
 )
 
+// CommitUnknownError is an Update's error matching ErrCommitUnknown from a driver that can
+// learn the outcome later (a CommitChecker: pgstore, once its database answers again):
+// Store.CommitStatus with Token says whether the transaction committed. A driver gives one
+// only for a transaction that wrote.
+type CommitUnknownError struct {
+	// Token names the transaction to the driver's CommitStatus (pgstore: its id).
+	Token string
+	// Err is the commit's failure as the driver saw it (the connection broken).
+	Err error
+}
+
+func (e *CommitUnknownError) Error() string {
+	return fmt.Sprintf("%v: %v (transaction %s)", ErrCommitUnknown, e.Err, e.Token)
+}
+
+// Unwrap returns ErrCommitUnknown and the driver's error.
+func (e *CommitUnknownError) Unwrap() []error { return []error{ErrCommitUnknown, e.Err} }
+
+// CommitChecker is implemented by a Driver whose Updates may fail with a
+// *CommitUnknownError: CommitStatus reports whether the transaction token names committed
+// (false: it rolled back, none of its writes kept), or an error (one matching
+// ErrCommitUnknown when the database cannot tell yet: the transaction still running, or
+// too old to tell).
+type CommitChecker interface {
+	CommitStatus(ctx context.Context, token string) (committed bool, err error)
+}
+
 // Collection names a group of records. Keys are unique within a collection.
 type Collection string
 
@@ -279,6 +306,27 @@ func (s *Store) UpdateLocked(ctx context.Context, locks []Ref, fn func(tx Tx) er
 		}
 	}
 	return UpdateLocked(ctx, s.d, locks, func(tx Tx) error { return fn(checkedTx{tx}) })
+}
+
+// CommitStatus reports whether the transaction of an Update that failed with a
+// *CommitUnknownError (its Token) committed; an error when the driver cannot tell (yet, or
+// at all: one matching ErrCommitUnknown, as from a driver that is no CommitChecker).
+// Drivers wrapping another (an Unwrap() Driver method, as telemetry's) are looked through.
+func (s *Store) CommitStatus(ctx context.Context, token string) (committed bool, err error) {
+	if s == nil || s.d == nil {
+		return false, ErrNoDriver
+	}
+	for d := s.d; d != nil; {
+		if c, ok := d.(CommitChecker); ok {
+			return c.CommitStatus(ctx, token)
+		}
+		u, ok := d.(interface{ Unwrap() Driver })
+		if !ok {
+			break
+		}
+		d = u.Unwrap()
+	}
+	return false, fmt.Errorf("%w: the driver cannot tell a commit's outcome", ErrCommitUnknown)
 }
 
 // Close closes the underlying driver.

@@ -360,13 +360,27 @@ func query(ctx context.Context, q querier, c store.Collection, opts store.ListOp
 	return out, nil
 }
 
+const putSQL = `INSERT INTO switchyard_records (collection, key, value) VALUES ($1, $2, $3)
+		ON CONFLICT (collection, key) DO UPDATE SET value = EXCLUDED.value`
+
 func put(ctx context.Context, q querier, c store.Collection, key string, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	_, err := q.Exec(ctx, `INSERT INTO switchyard_records (collection, key, value) VALUES ($1, $2, $3)
-		ON CONFLICT (collection, key) DO UPDATE SET value = EXCLUDED.value`, string(c), []byte(key), value)
-	if err != nil {
+	if _, err := q.Exec(ctx, putSQL, string(c), []byte(key), value); err != nil {
+		return fmt.Errorf("pgstore: put %s/%s: %w", c, key, err)
+	}
+	return nil
+}
+
+// putFirst is put as a transaction's first write, which also reads the transaction's id
+// (txid_current, assigned by the write anyway) into xid, in the same round trip: should
+// the commit's answer be lost, CommitStatus learns the outcome by it.
+func putFirst(ctx context.Context, q querier, c store.Collection, key string, value []byte, xid *int64) error {
+	if value == nil {
+		value = []byte{}
+	}
+	if err := q.QueryRow(ctx, putSQL+" RETURNING txid_current()", string(c), []byte(key), value).Scan(xid); err != nil {
 		return fmt.Errorf("pgstore: put %s/%s: %w", c, key, err)
 	}
 	return nil
@@ -590,7 +604,7 @@ func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) e
 		return t.touched, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return t.touched, commitError(err)
+		return t.touched, commitError(err, t.xid)
 	}
 	return nil, nil
 }
@@ -598,13 +612,46 @@ func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) e
 // commitError is the error of a commit that failed: one the server answered (a
 // serialization failure, a full disk; its transaction rolled back) as it is, else (the
 // connection broke or the context ended before the answer came) marked with
-// store.ErrCommitUnknown, the transaction maybe committed.
-func commitError(err error) error {
+// store.ErrCommitUnknown, the transaction maybe committed: a *store.CommitUnknownError
+// naming the transaction when its id is known (xid, read by its first Put), for
+// CommitStatus.
+func commitError(err error, xid int64) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) || errors.Is(err, pgx.ErrTxCommitRollback) {
 		return fmt.Errorf("pgstore: commit: %w", err)
 	}
+	if xid != 0 {
+		return fmt.Errorf("pgstore: commit: %w", &store.CommitUnknownError{Token: strconv.FormatInt(xid, 10), Err: err})
+	}
 	return fmt.Errorf("pgstore: commit: %w: %w", store.ErrCommitUnknown, err)
+}
+
+// CommitStatus implements store.CommitChecker: whether the transaction token names (the
+// id of an Update's transaction whose commit got no answer: a *store.CommitUnknownError's
+// Token) committed, by PostgreSQL's txid_status. One still running (its session not yet
+// ended by the server) or too old to tell is an error matching store.ErrCommitUnknown.
+func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
+	if err := d.open(); err != nil {
+		return false, err
+	}
+	xid, err := strconv.ParseInt(token, 10, 64)
+	if err != nil || xid <= 0 {
+		return false, fmt.Errorf("pgstore: commit status: %w: %q names no transaction", store.ErrInvalid, token)
+	}
+	var status *string
+	if err := d.pool.QueryRow(ctx, "SELECT txid_status($1)", xid).Scan(&status); err != nil {
+		return false, fmt.Errorf("pgstore: commit status of transaction %d: %w", xid, err)
+	}
+	switch {
+	case status == nil:
+		return false, fmt.Errorf("pgstore: commit status of transaction %d: %w: too old to tell", xid, store.ErrCommitUnknown)
+	case *status == "committed":
+		return true, nil
+	case *status == "aborted":
+		return false, nil
+	default:
+		return false, fmt.Errorf("pgstore: commit status of transaction %d: %w: %s", xid, store.ErrCommitUnknown, *status)
+	}
 }
 
 // runLocked is runTx holding the session advisory locks ids: taken before the
@@ -657,7 +704,7 @@ func (d *Driver) runLocked(ctx context.Context, ids []lockID, fn func(tx store.T
 	if conn.Conn().PgConn().TxStatus() != 'I' {
 		conn.Conn().Close(context.WithoutCancel(ctx)) // the commit's outcome unknown: as pgx's Commit
 	}
-	return t.touched, commitError(err)
+	return t.touched, commitError(err, t.xid)
 }
 
 // Close closes the pool. Later calls return store.ErrClosed.
@@ -674,6 +721,8 @@ type pgTx struct {
 	tx pgx.Tx
 	// touched are the records the run read or wrote (by key), for the locks of a run again.
 	touched []store.Ref
+	// xid is the transaction's id, read by its first Put (0: none yet).
+	xid int64
 }
 
 func (t *pgTx) touch(c store.Collection, key string) {
@@ -693,6 +742,9 @@ func (t *pgTx) List(ctx context.Context, c store.Collection, opts store.ListOpti
 
 func (t *pgTx) Put(ctx context.Context, c store.Collection, key string, value []byte) error {
 	t.touch(c, key)
+	if t.xid == 0 {
+		return putFirst(ctx, t.tx, c, key, value, &t.xid)
+	}
 	return put(ctx, t.tx, c, key, value)
 }
 

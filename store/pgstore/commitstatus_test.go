@@ -1,0 +1,95 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/switchyard-ai/switchyard/store"
+)
+
+// wrappedDriver is a driver wrapping another, as telemetry's timing one does.
+type wrappedDriver struct{ store.Driver }
+
+func (w wrappedDriver) Unwrap() store.Driver { return w.Driver }
+
+// TestCommitStatus: a first charge whose commit got no answer (store.ErrCommitUnknown)
+// could not be applied again, its outcome unknown for ever. A transaction's first Put now
+// reads its id in the same round trip, the unanswered commit's error carries it
+// (*store.CommitUnknownError), and CommitStatus tells, once the database answers, whether
+// it committed: a committed transaction, a rolled-back one, and one still running (not
+// yet known), through a Store and a wrapping driver too.
+func TestCommitStatus(t *testing.T) {
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/pg-test-cluster.sh start prints it")
+	}
+	ctx := context.Background()
+	d, err := OpenDriver(ctx, dsn, Options{Schema: fmt.Sprintf("commitstatus_%d", os.Getpid())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	st := store.New(wrappedDriver{d})
+	begin := func() (pgx.Tx, *pgTx) {
+		tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pt := &pgTx{tx: tx}
+		for i := range 2 {
+			if err := pt.Put(ctx, store.Budgets, fmt.Sprint("k", i), []byte("1")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if pt.xid == 0 {
+			t.Fatal("a transaction's first Put read no transaction id")
+		}
+		return tx, pt
+	}
+	token := func(pt *pgTx) string {
+		var cu *store.CommitUnknownError
+		if err := commitError(io.ErrUnexpectedEOF, pt.xid); !errors.As(err, &cu) || !errors.Is(err, store.ErrCommitUnknown) {
+			t.Fatalf("an unanswered commit's error %v: want a *store.CommitUnknownError matching store.ErrCommitUnknown", err)
+		}
+		return cu.Token
+	}
+
+	tx, pt := begin()
+	running := token(pt)
+	if _, err := st.CommitStatus(ctx, running); !errors.Is(err, store.ErrCommitUnknown) {
+		t.Errorf("a transaction still running: %v, want an error matching store.ErrCommitUnknown", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if committed, err := st.CommitStatus(ctx, running); err != nil || !committed {
+		t.Errorf("a committed transaction: %v %v, want true", committed, err)
+	}
+
+	tx, pt = begin()
+	rolledBack := token(pt)
+	tx.Rollback(ctx)
+	if committed, err := st.CommitStatus(ctx, rolledBack); err != nil || committed {
+		t.Errorf("a rolled-back transaction: %v %v, want false", committed, err)
+	}
+	if _, err := st.CommitStatus(ctx, "x"); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a token naming no transaction: %v, want ErrInvalid", err)
+	}
+
+	// A commit the server answered is no unknown one; one of a transaction that wrote
+	// nothing is unknown without a token.
+	if err := commitError(&pgconn.PgError{Code: "40001"}, 7); errors.Is(err, store.ErrCommitUnknown) {
+		t.Errorf("a serialization failure at commit: %v, want no ErrCommitUnknown", err)
+	}
+	var cu *store.CommitUnknownError
+	if err := commitError(io.ErrUnexpectedEOF, 0); !errors.Is(err, store.ErrCommitUnknown) || errors.As(err, &cu) {
+		t.Errorf("an unanswered commit of no write: %v, want ErrCommitUnknown without a token", err)
+	}
+}
