@@ -315,3 +315,49 @@ func TestPendingChargeOfEndedPeriod(t *testing.T) {
 		t.Errorf("after Close: %+v, want the two applied", s)
 	}
 }
+
+// TestLateChargeOwnPeriods: a pending charge applied late is held to each period apart:
+// the account's (an hour) has ended, so its spend is untouched, while the model entry's
+// (a day) still holds the charge, which it counts; a charge of the current hour counts in
+// both, and one of an earlier day in neither.
+func TestLateChargeOwnPeriods(t *testing.T) {
+	ctx := context.Background()
+	max := 10.0
+	start := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	b, err := CreateSharedBudget(ctx, memstore.New(), "key/k", BudgetLimits{ResetEvery: time.Hour,
+		Models: map[string]ModelLimits{"m": {MaxCostUSD: &max, ResetEvery: 24 * time.Hour}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := start
+	b.now = func() time.Time { return now }
+	if _, err := b.reserveCall(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.chargeOnce(ctx, "c0", now, 10, 1, true, "m"); err != nil { // starts both periods
+		t.Fatal(err)
+	}
+	now = start.Add(90 * time.Minute)
+	steps := []struct {
+		id                string
+		at                time.Time
+		wantCost, wantUSD float64 // the account's period's cost, the model entry's
+	}{
+		{"late", start.Add(10 * time.Minute), 0, 3},     // the hour ended, the day holds
+		{"current", start.Add(70 * time.Minute), 2, 5},  // both hold
+		{"yesterday", start.Add(-23 * time.Hour), 2, 5}, // neither
+		{"current", start.Add(70 * time.Minute), 2, 5},  // applied already: not again
+	}
+	for _, s := range steps {
+		if _, err := b.chargeOnce(ctx, s.id, s.at, 10, 2, true, "m"); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := store.GetJSON[sharedBudget](ctx, b.st, store.Budgets, "key/k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Used.CostUSD != s.wantCost || rec.Used.Models["m"].CostUSD != s.wantUSD {
+			t.Errorf("after the %s charge: the account's period $%v, the model's $%v; want $%v and $%v", s.id, rec.Used.CostUSD, rec.Used.Models["m"].CostUSD, s.wantCost, s.wantUSD)
+		}
+	}
+}
