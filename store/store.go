@@ -11,7 +11,9 @@
 //   - List returns entries in ascending byte order of key, filtered by prefix, paged by
 //     After and Limit;
 //   - Update applies all of its writes or none of them;
-//   - concurrent callers are safe.
+//   - concurrent callers are safe;
+//   - an Update, UpdateLocked, Put or Delete called from inside an Update's function on
+//     the same goroutine fails at once with an error matching [ErrNested].
 //
 // On top of any driver, the owner index ([PutOwned], [ListOwned]) lists one owner's
 // records of a kind newest first, with cursor pagination and a creation-time window.
@@ -48,9 +50,11 @@ var (
 	ErrUnwritable = errors.New("store: the database cannot be written (disk full or read-only file system)")
 	// ErrNested means Update (or UpdateLocked) was called from inside another Update's
 	// function on the same goroutine, which the Driver contract forbids (the function acts
-	// only through its Tx): a driver that detects it refuses the inner call with an error
-	// matching ErrNested rather than wait for a lock or a record the outer transaction
-	// holds until it ends, which it never would.
+	// only through its Tx): the drivers (memstore, boltstore, pgstore; checked by
+	// store/storetest) refuse the inner call with an error matching ErrNested rather than
+	// wait for a lock or a record the outer transaction holds until it ends, which it
+	// never would. An Update of one driver inside another driver's function is refused
+	// too.
 	ErrNested = errors.New("store: Update called inside another Update's function (use its Tx)")
 	// ErrCommitUnknown means an Update's commit was sent but its outcome never came back
 	// (the connection to the database broke): its writes may or may not have been kept. A
