@@ -292,6 +292,11 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		if (a.Started.IsZero() || a.LostHedge()) && a.Outcome != completions.OutcomeOK {
 			continue // skipped without a call (its breaker open, its limit reached), or a lost hedge
 		}
+		if callerLeft(a) {
+			// The client went away while this deployment worked: LiteLLM counts no
+			// deployment failure for a disconnect, and the deployment did not fail.
+			continue
+		}
 		v[lLiteLLMModel] = m.modelLabelAs(l.name(a.Model), a.Model, a.Outcome == completions.OutcomeOK)
 		v[lModelID] = otherLabel
 		if v[lLiteLLMModel] != otherLabel {
@@ -326,6 +331,13 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		l.depTotal.WithLabelValues(pick(buf[:], &v, llDepTotal)...).Inc()
 		l.depState.set([4]string{v[lLiteLLMModel], v[lModelID], v[lAPIBase], v[lProvider]}, a.Model, state)
 	}
+}
+
+// callerLeft reports whether attempt a ended because its caller went away (Kind
+// "client_gone": a client that disconnected; "closed_early": one that closed the stream
+// before its end) rather than because its deployment failed.
+func callerLeft(a completions.Attempt) bool {
+	return a.Outcome == completions.OutcomeCancelled && (a.Kind == "client_gone" || a.Kind == "closed_early")
 }
 
 // askedBy is the model group a's deployment belongs to: the one it was tried under (a
