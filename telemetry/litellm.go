@@ -201,7 +201,7 @@ func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
 	l.depFailure = counter("litellm_deployment_failure_responses_total", "LLM Deployment Analytics - Total number of failed LLM API calls for a specific LLM deployment. exception_status is the status of the exception from the llm api", llDepFailure)
 	l.depTotal = counter("litellm_deployment_total_requests_total", "LLM Deployment Analytics - Total number of LLM API calls - success + failure", llDepTotal)
 	l.depState = &deploymentStates{breakers: opts.BreakerStates, last: map[[4]string]deploymentState{}}
-	l.budgets = &budgetGauges{exists: opts.AccountExists, now: time.Now, keys: map[string]*namedAccount{}, teams: map[string]*namedAccount{}}
+	l.budgets = newBudgetGauges(opts.AccountExists, m.opts.OwnerLabel)
 	m.reg.MustRegister(l.proxyTotal, l.proxyFailed, l.spend, l.totalTokens, l.inputTokens, l.outputTokens, l.reqLatency, l.apiLatency, l.ttft,
 		l.perToken, l.depSuccess, l.depFailure, l.depTotal, l.depState, l.budgets)
 	m.litellm.Store(l)
