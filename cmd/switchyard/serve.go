@@ -508,6 +508,7 @@ func serveOrWork(ctx context.Context, worker bool, args []string, stdout, stderr
 		IdleTimeout:       c.Conns.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+		HTTP2:             c.TLS.http2(),
 	}
 	// Realtime sessions (WebSockets, which Shutdown does not wait for) close with 1001 as
 	// the shutdown begins, each recorded with what it was billed.

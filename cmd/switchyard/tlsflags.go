@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"sync/atomic"
 	"time"
 )
@@ -16,18 +17,39 @@ import (
 // at SIGHUP, so a renewed certificate is served without a restart.
 type tlsFlags struct {
 	Cert, Key string
-	current   atomic.Pointer[tls.Certificate]
+	// MaxStreams is --http2-max-concurrent-streams: the requests one HTTP/2 connection may
+	// carry at once (its SETTINGS_MAX_CONCURRENT_STREAMS).
+	MaxStreams int
+	current    atomic.Pointer[tls.Certificate]
 }
+
+// HTTP/2's bound on a connection's streams at once: net/http's default, and the range
+// --http2-max-concurrent-streams takes (each stream is a request served at once; more than
+// maxHTTP2Streams on one connection is a typo, not a need).
+const (
+	defaultHTTP2Streams = 250
+	maxHTTP2Streams     = 100000
+)
 
 func (t *tlsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.Cert, "tls-cert", "", "PEM certificate file (the chain, leaf first): serve HTTPS on --addr (HTTP/2 too; wss:// for /v1/realtime), with --tls-key; both read again at SIGHUP, so a renewed certificate is served without a restart")
 	fs.StringVar(&t.Key, "tls-key", "", "PEM private key file of --tls-cert")
+	fs.IntVar(&t.MaxStreams, "http2-max-concurrent-streams", defaultHTTP2Streams, fmt.Sprintf("with --tls-cert: the requests one HTTP/2 connection may carry at once (its SETTINGS_MAX_CONCURRENT_STREAMS; a client opening more waits for one to end), 1 to %d; a client's requests in flight across its connections are bounded by --max-connections-per-client too", maxHTTP2Streams))
+}
+
+// http2 is the HTTP/2 configuration of the API's server (served with --tls-cert).
+func (t *tlsFlags) http2() *http.HTTP2Config {
+	return &http.HTTP2Config{MaxConcurrentStreams: t.MaxStreams}
 }
 
 func (t *tlsFlags) enabled() bool { return t.Cert != "" || t.Key != "" }
 
-// check refuses one of the pair without the other.
+// check refuses one of the pair without the other, and a bound on HTTP/2 streams out of
+// range.
 func (t *tlsFlags) check(worker bool) error {
+	if t.MaxStreams < 1 || t.MaxStreams > maxHTTP2Streams {
+		return fmt.Errorf("--http2-max-concurrent-streams must be between 1 and %d, got %d", maxHTTP2Streams, t.MaxStreams)
+	}
 	switch {
 	case !t.enabled():
 		return nil
