@@ -12,6 +12,10 @@
 // Backups: a running Driver writes a consistent copy of its file (WriteBackup, BackupTo;
 // Snapshots on a schedule); a file no process has open is copied by BackupFile, checked by
 // Verify and put back by Restore.
+//
+// It builds where bbolt does: Unix systems and Windows (lockfile_unix.go,
+// lockfile_windows.go). bbolt has no file locking or memory mapping for js, wasip1 or
+// plan9, so neither has this package; use another store driver there.
 package boltstore
 
 import (
