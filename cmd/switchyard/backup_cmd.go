@@ -187,7 +187,8 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &usageError{err: errors.New("--from: the backup file to restore is required")}
 	}
 	dst := filepath.Join(*data, "switchyard.db")
-	aside, err := boltstore.Restore(ctx, *from, dst, boltstore.Options{})
+	// Its log: the partial copy of an earlier restore cut short, removed.
+	aside, err := boltstore.Restore(ctx, *from, dst, boltstore.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil))})
 	if errors.Is(err, store.ErrLocked) {
 		return fmt.Errorf("%s is in use by a running server: stop it first (nothing was changed): %w", dst, err)
 	}

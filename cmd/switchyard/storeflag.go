@@ -98,7 +98,7 @@ func (f *storeFlags) open(ctx context.Context, wrap func(store.Driver) store.Dri
 	}
 	if !f.postgres() {
 		path := filepath.Join(f.DataDir, "switchyard.db")
-		d, err := boltstore.OpenDriver(path, boltstore.Options{})
+		d, err := boltstore.OpenDriver(path, boltstore.Options{Logger: log})
 		if err != nil {
 			return &backend{where: path}, err
 		}

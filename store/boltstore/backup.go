@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -180,6 +181,12 @@ func Restore(ctx context.Context, src, path string, opts Options) (aside string,
 	if restoreLocked != nil {
 		restoreLocked()
 	}
+	// An earlier restore cut short left its copy: this one holds the lock it held.
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	removeUnfinishedRestores(path, log)
 	if _, err := BackupFile(ctx, src, path, opts); err != nil {
 		if replaceRefused(path, err) {
 			// Windows, where the lock cannot be held across the rename (lockFile): a

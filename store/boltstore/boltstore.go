@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -45,6 +46,9 @@ type Options struct {
 	// NoGroupCommit makes every write commit (and fsync) alone. By default, writes that
 	// arrive while a commit is in progress share the next commit; a lone write never waits.
 	NoGroupCommit bool
+	// Logger receives a line for each file of a restore cut short that OpenDriver removes
+	// (default: none).
+	Logger *slog.Logger
 }
 
 // Open opens (creating if needed) the bbolt database at path and returns a Store on it.
@@ -65,7 +69,10 @@ type Driver struct {
 }
 
 // OpenDriver opens the database at path, creating it and its parent directories as Open
-// does.
+// does. Once it holds the file's lock it removes the temporary files a restore cut short
+// (a crash or a kill of `switchyard restore`) left beside it: .<path's name>.<digits>.tmp
+// (on Windows, where a restore cannot hold the lock while it writes, only those untouched
+// for a minute).
 func OpenDriver(path string, opts Options) (*Driver, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 2 * time.Second
@@ -97,6 +104,13 @@ func OpenDriver(path string, opts Options) (*Driver, error) {
 		}
 		break
 	}
+	// Holding the lock: a restore cut short by a crash left its temporary copy beside the
+	// file, as large as the database; nothing else would remove it.
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	removeUnfinishedRestores(path, log)
 	d := &Driver{db: db}
 	if !opts.NoGroupCommit {
 		d.group = &groupCommit{db: db, maxSize: 1000}

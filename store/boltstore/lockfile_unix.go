@@ -12,6 +12,10 @@ import (
 	"github.com/switchyard-ai/switchyard/store"
 )
 
+// restoreHoldsLock says that Restore holds the database's lock (lockFile) until the
+// restored file is in place, so a process holding the lock knows no restore is writing.
+const restoreHoldsLock = true
+
 // lockFile takes the exclusive lock bbolt takes on a database file (flock on the file
 // itself), waiting at most timeout for a process that holds it; unlock releases it. It
 // neither reads nor maps the file, so it works on a damaged one.

@@ -19,6 +19,11 @@ const (
 	errorLockViolation    syscall.Errno = 33
 )
 
+// restoreHoldsLock is false: Restore cannot hold the database's lock while it writes the
+// restored file (lockFile), so a process that took the lock meanwhile may meet a restore's
+// temporary file being written.
+const restoreHoldsLock = false
+
 // lockFile checks that no process has the database file at path open, waiting at most
 // timeout for one that has: it opens the file sharing nothing, which fails while any other
 // handle on it is open (a server's, which maps it). It cannot hold that open for Restore:
