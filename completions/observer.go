@@ -189,6 +189,15 @@ func WithTimedOutFlag(ctx context.Context, timedOut *atomic.Bool) context.Contex
 // the request asked. It does nothing without an Observer or when ctx's recorded flag is
 // set already.
 func (g *Gateway) ObserveRefused(ctx context.Context, scope Scope, op string, stream bool, err error) {
+	g.ObserveRefusedAsking(ctx, scope, op, stream, "", err)
+}
+
+// ObserveRefusedAsking is ObserveRefused of a request that named model (a model group's or
+// a model's name, as the caller wrote it; "": none known) before it was refused: its
+// record's ModelGroup, as the gateway's own refusals (a budget's, a model not allowed) are
+// recorded, so the usage history, /spend/logs and the metrics' requested_model say what was
+// asked.
+func (g *Gateway) ObserveRefusedAsking(ctx context.Context, scope Scope, op string, stream bool, model string, err error) {
 	if g == nil || g.opts.Observer == nil {
 		return
 	}
@@ -204,7 +213,7 @@ func (g *Gateway) ObserveRefused(ctx context.Context, scope Scope, op string, st
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		r.Outcome = RequestCancelled
 	}
-	g.observe(ctx, &plan{rt: g.routes(), scope: scope}, r)
+	g.observe(ctx, &plan{rt: g.routes(), scope: scope, asked: model}, r)
 }
 
 // observeResponse reports a delivered answer; ttft is the time to its first fragment (the

@@ -267,14 +267,26 @@ func recordRefusals(g *completions.Gateway, op string, h func(http.ResponseWrite
 		var recorded atomic.Bool
 		r = r.WithContext(completions.WithRecordedFlag(r.Context(), &recorded))
 		err := h(w, r)
-		answered := err
-		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok && answered == nil {
-			answered = info.answeredErr // written in the route's own envelope
+		answered, asked := err, ""
+		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+			if answered == nil {
+				answered = info.answeredErr // written in the route's own envelope
+			}
+			asked = info.askedModel
 		}
 		if answered != nil && !recorded.Load() {
-			g.ObserveRefused(r.Context(), completionsScope(r, received), op, false, answered)
+			g.ObserveRefusedAsking(r.Context(), completionsScope(r, received), op, false, asked, answered)
 		}
 		return err
+	}
+}
+
+// noteAskedModel notes model as the model r names (a realtime session's ?model= or its
+// client secret's), for recordRefusals to record a refusal of r with: a route whose
+// request names its model outside a JSON body calls it before it may refuse r.
+func noteAskedModel(r *http.Request, model string) {
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.askedModel = model
 	}
 }
 

@@ -159,6 +159,7 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	if err != nil {
 		return s.openAIError(w, r, err)
 	}
+	noteAskedModel(r, model) // a refusal of the call is recorded with it
 	ctx := r.Context()
 	endCtx := context.WithoutCancel(ctx)
 	sess, rel, err := s.admitRealtime(w, r, g, received, model, false)

@@ -750,6 +750,9 @@ type requestInfo struct {
 	// answeredErr is the error a gateway route answered with in its own envelope
 	// (openAIError), for recordRefusals.
 	answeredErr error
+	// askedModel is the model a gateway route's request named, noted by its handler
+	// (noteAskedModel) before the body's decoding would say it, for recordRefusals.
+	askedModel string
 	// rejectClientTags is Config.RejectClientTags (headerTags reads it).
 	rejectClientTags bool
 	// parallelRelease gives back the request's max_parallel_requests slots when its
