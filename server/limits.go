@@ -520,8 +520,8 @@ type connKey struct{}
 // LimitRequestsPerClient bounds, on hs, how many requests each client of l has in flight at
 // once, across all of its connections, at l's PerClient (l a listener from LimitListenerWith
 // that hs serves). Over HTTP/2 (served with TLS) one connection carries many requests at
-// once — up to http.Server.HTTP2's MaxConcurrentStreams, 250 by default — so bounding a client's connections alone would not
-// bound its requests. A request beyond the bound is answered 429 in OpenAI's error envelope
+// once — up to hs.HTTP2's MaxConcurrentStreams, 250 by default — so bounding a client's
+// connections alone would not bound its requests. A request beyond the bound is answered 429 in OpenAI's error envelope
 // naming --max-connections-per-client, with Retry-After: 1 (the SDKs retry it); only that
 // stream is refused, the connection stays. Over HTTP/1.1 a connection carries one request
 // at a time, so the connection bound already holds and no request is refused. Requests on
