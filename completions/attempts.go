@@ -1298,7 +1298,10 @@ func (g *Gateway) Complete(ctx context.Context, scope Scope, req *Request) (*Res
 	if req == nil {
 		return nil, errNilRequest()
 	}
-	if req.FaultPolicy.HedgeAfter != nil && req.MockResponse == nil && req.MockFailure == providers.KindUnknown {
+	// Hedging streams the request: a spoken answer in a format OpenAI does not stream is
+	// answered whole, without it.
+	if req.FaultPolicy.HedgeAfter != nil && req.MockResponse == nil && req.MockFailure == providers.KindUnknown &&
+		(req.audio == nil || req.audio.Format == providers.StreamedAudioFormat) {
 		return g.completeHedged(ctx, scope, req)
 	}
 	p, err := g.prepare(ctx, scope, req)

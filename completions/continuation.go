@@ -65,7 +65,8 @@ func (s *ResponseStream) classify(err error) (error, providers.ErrorKind) {
 // nor one that asked for log probabilities: a continuation's tokens are another model's,
 // whose log probabilities would not be of the same answer (the stream fails as it broke).
 func (s *ResponseStream) canContinue(kind providers.ErrorKind) bool {
-	if s.p.preq.Logprobs || kind == providers.KindContentFilter || kind == providers.KindUnknown || s.ctx.Err() != nil || deadlineHit(s.dctx) || len(s.calls) > 0 ||
+	// A spoken answer is not continued: another model cannot go on with its voice.
+	if s.p.preq.Logprobs || s.p.preq.Audio != nil || kind == providers.KindContentFilter || kind == providers.KindUnknown || s.ctx.Err() != nil || deadlineHit(s.dctx) || len(s.calls) > 0 ||
 		s.closedEarly.Load() { // its caller closed it: nobody reads a continuation
 		return false
 	}

@@ -90,7 +90,8 @@ type OpenAIChatRequest struct {
 	// a value of the wrong type.
 	Logprobs    json.RawMessage `json:"logprobs,omitempty" jsonschema:"type=boolean,description=Return the log probability of each token of the answer (OpenAI-format models but OpenAI's reasoning models; and Gemini)"`
 	TopLogprobs json.RawMessage `json:"top_logprobs,omitempty" jsonschema:"type=integer,minimum=0,maximum=20,description=How many of the likeliest tokens to return at each position with their log probabilities (needs logprobs)"`
-	// Refused when they ask for something the gateway does not do (see the type's doc).
+	// Modalities (["text", "audio"]) and Audio ({voice, format}) ask for a spoken answer
+	// (OpenAI-format models only; pcm16 when streamed): see audioOutput.
 	Modalities json.RawMessage `json:"modalities,omitempty" jsonschema:"-"`
 	Audio      json.RawMessage `json:"audio,omitempty" jsonschema:"-"`
 	// LiteLLMMocks are LiteLLM's testing switches.
@@ -266,8 +267,8 @@ func rawIs(raw json.RawMessage, want string) bool {
 
 // audioOutput reads the spoken answer asked for: modalities ["text"] or ["text", "audio"]
 // and, with "audio", the audio object (voice and format) OpenAI requires with it. Only
-// OpenAI-format chat completions answer aloud (other models are unfit); the answer is not
-// streamed, and is one choice.
+// OpenAI-format chat completions answer aloud (other models are unfit); the answer is one
+// choice and, streamed, in pcm16 (the only format OpenAI streams audio in).
 func (r *OpenAIChatRequest) audioOutput() ([]string, *providers.AudioOutput, error) {
 	var mods []string
 	if present(r.Modalities) {
@@ -301,8 +302,9 @@ func (r *OpenAIChatRequest) audioOutput() ([]string, *providers.AudioOutput, err
 	if err := json.Unmarshal(r.Audio, &a); err != nil || a.Voice == "" || a.Format == "" {
 		return nil, nil, invalid("audio", `must be {"voice": …, "format": …} with both strings set`)
 	}
-	if r.Stream {
-		return nil, nil, invalid("stream", "audio output is not streamed by the gateway: ask without stream (a format such as wav or mp3)")
+	if r.Stream && a.Format != providers.StreamedAudioFormat {
+		// OpenAI refuses it too ("'audio.format' does not support 'wav' when stream=true").
+		return nil, nil, invalid("audio.format", "must be %q when the answer is streamed (OpenAI streams audio in pcm16 only), got %q", providers.StreamedAudioFormat, a.Format)
 	}
 	if r.N != nil && *r.N > 1 {
 		return nil, nil, invalid("n", "audio output is one choice, got n %d", *r.N)
@@ -947,6 +949,10 @@ type OpenAIDelta struct {
 	// Annotations cite the web pages the provider's own search found, in one chunk before
 	// the finish chunk (as OpenAI's search models stream them; each spans the whole answer).
 	Annotations []OpenAIAnnotation `json:"annotations,omitempty"`
+	// Audio is a piece of a spoken answer (modalities ["text", "audio"]), as OpenAI streams
+	// it: the id, then pieces of the transcript and of the base64 pcm16 audio, then
+	// expires_at.
+	Audio *providers.AudioDelta `json:"audio,omitempty"`
 }
 
 // OpenAIErrorBody is OpenAI's error envelope {"error": {...}}.
@@ -1175,6 +1181,13 @@ func (e *openAIChoiceEncoder) fragment(sse *SSEWriter, c *Chunk) error {
 		err := sse.Buffer("", toolCallChunk(e.base, e.index, c.ToolCall, e.first))
 		e.first = false
 		return err
+	case c.Type == EventAudio:
+		d := OpenAIDelta{Audio: c.Audio}
+		if e.first {
+			d.Role = "assistant"
+			e.first = false
+		}
+		return sse.Buffer("", e.chunk(d))
 	case e.first:
 		e.first = false
 		return sse.Buffer("", e.logprobsChunk(OpenAIDelta{Role: "assistant", Content: c.Text}, c.Logprobs))

@@ -36,6 +36,9 @@ const (
 	// EventReasoning is a fragment of the model's reasoning (ResponseStream only; the
 	// native stream never sends it).
 	EventReasoning = "reasoning"
+	// EventAudio is a piece of a spoken answer (ResponseStream only, for chat requests
+	// asking for audio: Chunk.Audio).
+	EventAudio = "audio"
 	// EventSources carries web pages the provider's own search found (ResponseStream only,
 	// for requests that show them: the Messages surface).
 	EventSources = "sources"
@@ -202,8 +205,8 @@ func WriteStream(w http.ResponseWriter, st *ResponseStream) error {
 			_ = sse.Event(EventError, ev)
 			return err
 		}
-		if c.Type == EventToolCall || c.Type == EventReasoning || c.Type == EventSources {
-			continue // the native API has no tools and shows no reasoning
+		if c.Type == EventToolCall || c.Type == EventReasoning || c.Type == EventSources || c.Type == EventAudio {
+			continue // the native API has no tools, shows no reasoning and asks for no audio
 		}
 		if tpl != nil && st.t.name != tplModel {
 			// Another model continued a broken answer: its fragments carry its name.

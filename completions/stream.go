@@ -51,6 +51,10 @@ type ResponseStream struct {
 	// yet returned; thoughtBase is added to the reasoning indexes of a continuing attempt.
 	pendingThought *providers.ReasoningDelta
 	thoughtBase    int
+	// pendingAudio is the answering attempt's first fragment when it was a piece of a
+	// spoken answer, not yet returned; audio is the spoken answer so far.
+	pendingAudio *providers.AudioDelta
+	audio        audioBuild
 	// thinking: the last fragment read was reasoning, no text or call yet after it: the
 	// model may be silent for as long as reasoning allows (silence).
 	thinking bool
@@ -113,6 +117,7 @@ type attemptStream struct {
 	whole   wholeBound // a non-streamed request's bound on the whole call (collectedTimeout)
 	first   string
 	thought *providers.ReasoningDelta // the first fragment, when it was reasoning
+	audio   *providers.AudioDelta     // the first fragment, when it was a piece of a spoken answer
 	deltas  []providers.ToolCallDelta // tool-call fragments of the first chunk
 	refusal string                    // refusal pieces read before the first fragment
 	sources []providers.Source        // web pages found before the first fragment
@@ -202,7 +207,7 @@ func (g *Gateway) stream(ctx context.Context, scope Scope, req *Request, collect
 	st := &ResponseStream{
 		g: g, p: p, t: used, idx: idx, up: won.up, cancel: won.cancel, timer: won.timer, stalled: won.stalled, whole: won.whole,
 		ctx: ctx, dctx: dctx, undl: undl, begin: begin, pending: won.first, deltas: won.deltas, ended: won.ended, usage: won.usage, finish: won.finish, stopSeq: won.stopSeq, firstAt: won.firstAt,
-		pendingThought: won.thought, thinking: won.thought != nil, sources: won.sources, pendingSources: len(won.sources),
+		pendingThought: won.thought, thinking: won.thought != nil, pendingAudio: won.audio, sources: won.sources, pendingSources: len(won.sources),
 		fingerprint: won.fingerprint, tier: won.tier, logprobs: won.logprobs,
 	}
 	st.refusal.WriteString(won.refusal)
@@ -293,9 +298,9 @@ func (g *Gateway) openAttempt(ctx context.Context, p *plan, t target, preq *prov
 			a.firstAt = g.opts.Now()
 			return a, nil
 		}
-		if c.Text != "" || len(c.ToolCalls) > 0 {
+		if c.Text != "" || len(c.ToolCalls) > 0 || c.Audio != nil {
 			a.timer.Stop()
-			a.first = c.Text
+			a.first, a.audio = c.Text, c.Audio
 			a.deltas = append([]providers.ToolCallDelta(nil), c.ToolCalls...)
 			a.firstAt = g.opts.Now()
 			return a, nil
@@ -380,6 +385,10 @@ func (s *ResponseStream) recv() (*Chunk, error) {
 		s.pendingThought = nil
 		return s.thoughtChunk(*d), nil
 	}
+	if d := s.pendingAudio; d != nil {
+		s.pendingAudio = nil
+		return s.audioChunk(d), nil
+	}
 	if s.pending != "" {
 		frag := s.pending
 		s.pending = ""
@@ -448,11 +457,16 @@ func (s *ResponseStream) recv() (*Chunk, error) {
 				return s.thoughtChunk(*c.Reasoning), nil
 			}
 		}
-		if c.Text != "" || len(c.ToolCalls) > 0 {
+		if c.Text != "" || len(c.ToolCalls) > 0 || c.Audio != nil {
 			s.thinking = false
 		}
 		if len(c.ToolCalls) > 0 {
 			s.deltas, s.next = append(s.deltas[:0], c.ToolCalls...), 0
+		}
+		if c.Audio != nil {
+			// The piece of audio goes first; text and calls that came with it follow.
+			s.pending = c.Text
+			return s.audioChunk(c.Audio), nil
 		}
 		if c.Text = s.spliced(c.Text); c.Text != "" {
 			return s.chunk(c.Text), nil
@@ -689,12 +703,12 @@ func (s *ResponseStream) observeEnd(err error) {
 // partial is what the stream delivered so far, for the record of a stream that ended
 // before its end (RequestRecord.Partial); nil when nothing was.
 func (s *ResponseStream) partial() *Response {
-	if s.text.Len() == 0 && len(s.calls) == 0 && len(s.thoughts) == 0 && s.refusal.Len() == 0 {
+	if s.text.Len() == 0 && len(s.calls) == 0 && len(s.thoughts) == 0 && s.refusal.Len() == 0 && !s.audio.started {
 		return nil
 	}
 	return &Response{Provider: s.t.provider, Model: s.t.model, ResponseMessageID: s.p.msgID, ConversationID: s.p.convID,
 		Message: assistantText(s.text.String()), ToolCalls: s.toolCalls(), Reasoning: s.reasoning(), Refusal: s.refusal.String(),
-		Sources: s.sources}
+		Sources: s.sources, Audio: s.audio.answer()}
 }
 
 // attemptUsage is the usage of the answering attempt: what its upstream reported or, when
@@ -715,7 +729,8 @@ func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 	if s.prefixLen > 0 && s.prefixLen <= len(text) {
 		req.AssistantPrefix, text = text[:s.prefixLen], text[s.prefixLen:]
 	}
-	est := providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String(), Reasoning: s.reasoningFrom(s.thoughtBase)})
+	est := providers.EstimateUsage(s.t.name, &req, &providers.Response{Text: text, ToolCalls: s.toolCalls(), Refusal: s.refusal.String(), Reasoning: s.reasoningFrom(s.thoughtBase),
+		Audio: s.audio.answer()})
 	if r, ok := s.up.(providers.PromptUsageReporter); ok && !s.p.replayed() {
 		if pu, ok := r.PromptUsage(); ok {
 			// The upstream counted the prompt at the stream's start (Claude's message_start)
@@ -749,6 +764,10 @@ func (s *ResponseStream) complete() error {
 	resp.Refusal = s.refusal.String()
 	resp.SystemFingerprint, resp.ServiceTier = s.fingerprint, s.tier
 	resp.Logprobs = answerLogprobs(&s.p.preq, &s.logprobs)
+	resp.Audio = s.audio.answer()
+	if n := s.audio.undecodable; n > 0 {
+		s.g.log.WarnContext(s.ctx, "completions: pieces of a streamed spoken answer were not base64; left out of the whole answer", "model", s.t.name, "pieces", n)
+	}
 	resp.markEstimated(estimated)
 	if h := s.p.cache.hit; h != nil {
 		resp.UsageEstimated = h.answer.Estimated

@@ -505,7 +505,8 @@ func (r *Response) Text() string {
 
 // Chunk is one streamed fragment: text (Type EventText), a fragment of a tool call
 // (Type EventToolCall, ToolCall set, Text empty; requests with Tools only) or of the
-// model's reasoning (Type EventReasoning, Reasoning set, Text empty).
+// model's reasoning (Type EventReasoning, Reasoning set, Text empty), or a piece of a
+// spoken answer (Type EventAudio, Audio set, Text empty).
 type Chunk struct {
 	Provider          string           `json:"provider"`
 	Model             string           `json:"model"`
@@ -526,6 +527,9 @@ type Chunk struct {
 	// otherwise. Tokens that came without text (a refusal's, a last event's) are in the
 	// final Response.Logprobs.
 	Logprobs *providers.Logprobs `json:"-"`
+	// Audio is the piece of a spoken answer of an EventAudio chunk (nil on the others);
+	// the final Response.Audio is the whole answer.
+	Audio *providers.AudioDelta `json:"-"`
 }
 
 // SearchResults are web pages a provider's own search found (an EventSources chunk).

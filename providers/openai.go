@@ -588,8 +588,8 @@ func (o *OpenAI) SupportsAudioInput(model string, req *Request) (bool, string) {
 }
 
 // SupportsAudioOutput implements AudioOutputSupporter: OpenAI-format chat completions
-// answer aloud when the model can (the upstream's call), unstreamed (the gateway does not
-// relay delta.audio), never on the Responses API.
+// answer aloud when the model can (the upstream's call), whole or streamed (delta.audio,
+// Chunk.Audio), never on the Responses API.
 func (o *OpenAI) SupportsAudioOutput(model string, req *Request) (bool, string) {
 	if o.useResponses(req) {
 		return false, "this request goes to OpenAI's Responses API (web search or reasoning shown or a model only it serves), which does not answer aloud"
@@ -846,7 +846,7 @@ func (s *openAIStream) Recv() (Chunk, error) {
 	}
 	if s.hasPending {
 		s.hasPending = false
-		if s.pending.Text != "" || len(s.pending.ToolCalls) > 0 {
+		if s.pending.Text != "" || len(s.pending.ToolCalls) > 0 || s.pending.Audio != nil {
 			s.thoughts.answer()
 		}
 		return s.pending, nil
@@ -897,7 +897,7 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			}
 			continue
 		}
-		empty := out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" && len(out.Sources) == 0
+		empty := out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" && len(out.Sources) == 0 && out.Audio == nil
 		if r := s.chunks.reasoning; r != "" {
 			// A chunk with reasoning carries nothing else: the rest of the event follows.
 			if !empty {
@@ -909,7 +909,7 @@ func (s *openAIStream) Recv() (Chunk, error) {
 		if empty {
 			continue
 		}
-		if out.Text != "" || len(out.ToolCalls) > 0 {
+		if out.Text != "" || len(out.ToolCalls) > 0 || out.Audio != nil {
 			s.thoughts.answer()
 		}
 		return out, nil

@@ -14,8 +14,8 @@ import (
 // openAIChunkDecoder decodes the chat.completion.chunk events of an OpenAI stream, once per
 // relayed fragment: the gateway's hottest loop. jsontext checks that the event is one valid
 // JSON value (its fast scanner, without building tokens); then a walk over the checked bytes
-// keeps only what a Chunk needs — choices[].delta.content, .refusal and .tool_calls,
-// choices[].finish_reason and .logprobs (when not null), usage, and whether an error member is present — skipping the
+// keeps only what a Chunk needs — choices[].delta.content, .refusal, .tool_calls and
+// .audio, choices[].finish_reason and .logprobs (when not null), usage, and whether an error member is present — skipping the
 // rest without reflection or allocation, and reusing its buffers from one event to the next.
 // The reasoning of compatible servers (delta.reasoning_content, else delta.reasoning) is
 // kept beside the Chunk, in reasoning, for the stream to relay as a chunk of its own; an
@@ -132,11 +132,13 @@ type choice struct {
 	reasoningContent, reasoning string
 	// logprobs is the choice's logprobs when not null (Request.Logprobs).
 	logprobs *Logprobs
+	// audio is delta.audio, a piece of a spoken answer, when not null nor empty.
+	audio *AudioDelta
 }
 
 func (d *openAIChunkDecoder) choices(out *Chunk) error {
 	// A repeated "choices" replaces the earlier one.
-	out.Text, out.Refusal, out.FinishReason, out.Logprobs = "", "", "", nil
+	out.Text, out.Refusal, out.FinishReason, out.Logprobs, out.Audio = "", "", "", nil, nil
 	d.reasoning = ""
 	d.deltas = d.deltas[:0]
 	d.shape.choices++
@@ -201,6 +203,9 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 				out.Logprobs.Append(ch.logprobs)
 			}
 		}
+		if ch.audio != nil {
+			out.Audio = ch.audio // one choice answers aloud (n is 1): the last one's wins
+		}
 		out.Sources = d.sources
 		if ch.reasoningContent != "" {
 			d.reasoning += ch.reasoningContent
@@ -216,7 +221,7 @@ func (d *openAIChunkDecoder) choices(out *Chunk) error {
 
 func (d *openAIChunkDecoder) delta(ch *choice) error {
 	if null, err := d.null(); null || err != nil {
-		ch.content, ch.refusal, ch.reasoningContent, ch.reasoning = "", "", "", ""
+		ch.content, ch.refusal, ch.reasoningContent, ch.reasoning, ch.audio = "", "", "", "", nil
 		d.deltas = d.deltas[:ch.calls]
 		d.shape.odd = true
 		return err
@@ -246,6 +251,10 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 			ch.reasoningContent, err = d.reasoningText()
 		case nameIs(name, "reasoning"):
 			ch.reasoning, err = d.reasoningText()
+		case nameIs(name, "audio"):
+			// A piece of a spoken answer: decoded whole, never a template.
+			ch.audio, err = decodeAudioDelta(d.value(), ch.audio)
+			d.shape.odd = true
 		case nameIs(name, "annotations"):
 			// A search model's citations: rare, decoded whole, never a template.
 			if d.sourced == nil {
@@ -261,6 +270,26 @@ func (d *openAIChunkDecoder) delta(ch *choice) error {
 		}
 	}
 	return nil
+}
+
+// decodeAudioDelta decodes delta.audio over was (the same member earlier in the delta,
+// merged into as a struct decoding merges a repeated member): nil for null, or for an
+// object that leaves nothing to relay.
+func decodeAudioDelta(v []byte, was *AudioDelta) (*AudioDelta, error) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	var a AudioDelta
+	if was != nil {
+		a = *was
+	}
+	if err := decodeUpstream(v, &a); err != nil {
+		return nil, err
+	}
+	if a == (AudioDelta{}) {
+		return nil, nil
+	}
+	return &a, nil
 }
 
 // reasoningText reads a reasoning member: its string, or "" for null or a value of another

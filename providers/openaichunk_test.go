@@ -27,6 +27,7 @@ type referenceChunk struct {
 					Arguments string `json:"arguments"`
 				} `json:"function"`
 			} `json:"tool_calls"`
+			Audio *AudioDelta `json:"audio"`
 		} `json:"delta"`
 		FinishReason *string         `json:"finish_reason"`
 		Logprobs     json.RawMessage `json:"logprobs"`
@@ -51,6 +52,9 @@ func referenceDecode(data []byte) (out Chunk, errorBody bool, err error) {
 		}
 		for _, c := range ch.Delta.ToolCalls {
 			out.ToolCalls = append(out.ToolCalls, ToolCallDelta{Index: c.Index, ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		if a := ch.Delta.Audio; a != nil && *a != (AudioDelta{}) {
+			out.Audio = a
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			out.FinishReason = *ch.FinishReason
@@ -107,7 +111,15 @@ func chunkCorpus(t testing.TB) [][]byte {
 		`{"choices":[{"delta":{"content":"a"},"logprobs":{"content":[{"token":"a","logprob":-1,"bytes":null,"top_logprobs":null}]}},{"delta":{"refusal":"b"},"logprobs":{"refusal":[{"token":"b","logprob":-2}]}}]}`,
 		`{"choices":[{"delta":{"content":"x"},"logprobs":{}}]}`, `{"choices":[{"delta":{"content":"x"},"logprobs":{"content":null}}]}`,
 		`{"choices":[{"delta":{"content":"x"},"logprobs":1}]}`, `{"choices":[{"delta":{"content":"x"},"logprobs":{"content":[{"token":1}]}}]}`,
-		`{"choices":[{"delta":{"content":"x"},"logprobs":{"content":[{"token":"x","logprob":-1}]},"logprobs":null}]}`, `{"choices":[{"delta":{"toolcalls":[{"index":2}],"content":"\u212a"}}]}`,
+		`{"choices":[{"delta":{"content":"x"},"logprobs":{"content":[{"token":"x","logprob":-1}]},"logprobs":null}]}`,
+		`{"choices":[{"index":0,"delta":{"content":null,"audio":{"id":"audio_1","transcript":"Hi"}},"finish_reason":null}],"usage":null}`,
+		`{"choices":[{"index":0,"delta":{"audio":{"data":"AAABAA=="}},"finish_reason":null}]}`,
+		`{"choices":[{"index":0,"delta":{"audio":{"id":"audio_1","expires_at":1767225600}},"finish_reason":null}]}`,
+		`{"choices":[{"delta":{"audio":{"id":"a"},"audio":{"transcript":"merged"}}}]}`, `{"choices":[{"delta":{"audio":{"id":"a"},"audio":null}}]}`,
+		`{"choices":[{"delta":{"audio":{}}}]}`, `{"choices":[{"delta":{"audio":null,"content":"x"}}]}`, `{"choices":[{"delta":{"audio":"x"}}]}`,
+		`{"choices":[{"delta":{"Audio":{"Transcript":"case","EXPIRES_AT":5}}}]}`, `{"choices":[{"delta":{"audio":{"expires_at":"soon"}}}]}`,
+		`{"choices":[{"delta":{"audio":{"id":"a"}}},{"delta":{"audio":{"id":"b"}}}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":80,"total_tokens":92,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":4},"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":64}}}`, `{"choices":[{"delta":{"toolcalls":[{"index":2}],"content":"\u212a"}}]}`,
 	} {
 		out = append(out, []byte(c))
 	}

@@ -268,6 +268,9 @@ type Chunk struct {
 	// Logprobs are the log probabilities of the tokens of this chunk's Text and Refusal,
 	// when Request.Logprobs asked for them; nil otherwise.
 	Logprobs *Logprobs
+	// Audio is a piece of a spoken answer (Request.Audio; OpenAI's delta.audio), nil on
+	// chunks without one.
+	Audio *AudioDelta
 }
 
 // Source is a web page a provider's own web search found for an answer.
