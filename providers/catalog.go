@@ -728,8 +728,10 @@ func (c *Catalog) MaxInputTokens(model string) int {
 // provider (LiteLLM's jina_ai for jina), for the others the keys under the provider's
 // LiteLLM prefix (gemini/..., together_ai/...). A
 // provider the catalogue does not cover has none. Entries no chat request can name are left
-// out: fine-tuning price templates ("ft:…") and audio and realtime models (the gateway
-// takes text only).
+// out: fine-tuning price templates ("ft:…"), realtime models and Gemini's native-audio
+// (Live API) models. Chat-mode audio models (gpt-4o-audio-preview, gpt-audio) are listed:
+// chat requests call them, for spoken answers too. Transcription and speech models are
+// not in the chat catalogue (AudioModels lists them).
 func (c *Catalog) ChatModels(provider string) []string {
 	return c.listed(provider, callableChatKey)
 }
@@ -769,10 +771,18 @@ func (c *Catalog) listed(provider string, keep func(key string) bool) []string {
 	return out
 }
 
-// callableChatKey reports whether a catalogue key names a model a text chat request can
-// call: not a fine-tuning price template ("ft:gpt-4o-2024-08-06") nor an audio or realtime
-// model.
+// callableChatKey reports whether a catalogue key of the chat catalogue names a model a
+// chat request can call: not a fine-tuning price template ("ft:gpt-4o-2024-08-06"), nor a
+// realtime model, nor one of Gemini's native-audio models (catalogued as chat, served by
+// the Live API only). OpenAI's chat-mode audio models (gpt-4o-audio-preview, gpt-audio)
+// are callable.
 func callableChatKey(key string) bool {
 	name := key[strings.LastIndexByte(key, '/')+1:]
-	return !strings.HasPrefix(name, "ft:") && !strings.Contains(name, "audio") && !strings.Contains(name, "realtime")
+	return !fineTuningTemplate(key) && !strings.Contains(name, "realtime") && !strings.Contains(name, "native-audio")
+}
+
+// fineTuningTemplate reports whether a catalogue key is a fine-tuning price template
+// ("ft:gpt-4o-2024-08-06"), which prices a caller's fine-tuned models and names none.
+func fineTuningTemplate(key string) bool {
+	return strings.HasPrefix(key[strings.LastIndexByte(key, '/')+1:], "ft:")
 }

@@ -56,12 +56,15 @@ func (c *Catalog) LookupAudio(model string) (AudioPrice, bool) {
 }
 
 // AudioModels lists a provider's catalogued audio models of mode (AudioTranscription or
-// AudioSpeech; "" for both) as "provider/model" strings, sorted.
+// AudioSpeech; "" for both) as "provider/model" strings, sorted: every one LookupAudio
+// prices (gpt-realtime-whisper too), but fine-tuning price templates.
 func (c *Catalog) AudioModels(provider, mode string) []string {
 	if c == nil || c.audio == nil {
 		return nil
 	}
-	return slices.DeleteFunc(c.audio.ChatModels(provider), func(m string) bool {
+	// Not ChatModels' filter: it leaves out realtime names, which transcription models have.
+	keep := func(key string) bool { return !fineTuningTemplate(key) }
+	return slices.DeleteFunc(c.audio.listed(provider, keep), func(m string) bool {
 		p, ok := c.LookupAudio(m)
 		return !ok || mode != "" && p.Mode != mode
 	})
