@@ -197,7 +197,9 @@ type Request struct {
 	// native API leave it out.
 	unaskedReasoning bool
 	// legacyFunctions: the chat surface's request declared legacy functions, so its
-	// stream writes tool calls as delta.function_call (OpenAIChatRequest.UsesLegacyFunctions).
+	// stream writes tool calls as delta.function_call (OpenAIChatRequest.UsesLegacyFunctions),
+	// and upstreams are asked for one call (providers.Request.SingleToolCall): the answer
+	// carries one only.
 	legacyFunctions bool
 	// fieldName, when set, renames the fields of validation errors to the caller's request
 	// (a /v1/responses request's input[…] for the chat request's messages[…]).

@@ -35,8 +35,8 @@ const DefaultAnthropicMaxTokens = 4096
 // reports as finish_reason "content_filter".
 //
 // Tools map to tools with input_schema (an open object schema when a function has no
-// parameters) and tool_choice auto/any/tool/none; parallel_tool_calls false sets
-// disable_parallel_tool_use. Assistant tool calls become tool_use blocks, "tool" messages
+// parameters) and tool_choice auto/any/tool/none; parallel_tool_calls false (or, without
+// it, SingleToolCall) sets disable_parallel_tool_use. Assistant tool calls become tool_use blocks, "tool" messages
 // tool_result blocks in a user turn (consecutive results, and a user's text after them,
 // share one turn). Streamed tool_use blocks become indexed ToolCallDeltas: the
 // content_block_start carries id and name, each input_json_delta a piece of the arguments.
@@ -644,7 +644,7 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		b.Tools = append(b.Tools, anthropicTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	if len(req.Tools) > 0 {
-		disable := req.ParallelToolCalls != nil && !*req.ParallelToolCalls
+		disable := req.oneToolCallAsked()
 		switch c := req.ToolChoice; {
 		case c == nil || c.Mode == ToolChoiceAuto || c.Mode == "":
 			if disable {

@@ -39,7 +39,8 @@ const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 // both are there) or, streamed, Chunk.Reasoning fragments (of block 0, or a later block
 // once reasoning comes back after text: reasoningBlocks), each relayed before the text of
 // the same event. Message.Reasoning is never sent: the format has no field for it and
-// DeepSeek refuses reasoning_content in its input.
+// DeepSeek refuses reasoning_content in its input. parallel_tool_calls is left out for the
+// o-series models, which refuse it (see openAIParallelToolCalls).
 type OpenAI struct {
 	ep      endpoint
 	baseURL string
@@ -51,6 +52,9 @@ type OpenAI struct {
 	// openRouter: the upstream is OpenRouter (the preset's name or its host), which takes
 	// Request.Thinking as its reasoning object.
 	openRouter bool
+	// parallelToolCalls: a compatible upstream known to take parallel_tool_calls (see
+	// takesParallelToolCalls), sent Request.SingleToolCall as OpenAI's own API is.
+	parallelToolCalls bool
 	// searchModels reports whether a model accepts web_search_options (OpenAI's
 	// *-search-preview models); nil means no model does.
 	searchModels func(model string) bool
@@ -108,7 +112,7 @@ func NewOpenAI(cfg Config) *OpenAI {
 		cfg.MaxTokensField = "max_tokens"
 	}
 	o := &OpenAI{ep: newEndpoint(cfg), baseURL: base, ownAPI: cfg.Name == "openai" || base == DefaultOpenAIBaseURL,
-		openRouter: cfg.Name == "openrouter" || strings.Contains(base, "openrouter.ai")}
+		openRouter: cfg.Name == "openrouter" || strings.Contains(base, "openrouter.ai"), parallelToolCalls: takesParallelToolCalls(cfg.Name, base)}
 	if cfg.Name == "openai" {
 		o.searchModels = func(m string) bool { return strings.Contains(m, "search-preview") || strings.Contains(m, "search-api") }
 	}
@@ -405,6 +409,7 @@ func (o *OpenAI) body(req *Request, stream bool) ([]byte, error) {
 		b.Messages = append(b.Messages, m)
 	}
 	openAITools(&b, req)
+	b.ParallelToolCalls = o.openAIParallelToolCalls(req, fam)
 	if req.Logprobs {
 		b.Logprobs = true
 		if req.TopLogprobs > 0 {
@@ -916,8 +921,9 @@ func (s *openAIStream) Recv() (Chunk, error) {
 	}
 }
 
-// openAITools sets the tool-calling and structured-output fields of b. tool_choice and
-// parallel_tool_calls are sent only with tools, as OpenAI refuses them otherwise.
+// openAITools sets the tool-calling and structured-output fields of b but
+// parallel_tool_calls (see openAIParallelToolCalls). tool_choice is sent only with tools,
+// as OpenAI refuses it otherwise.
 func openAITools(b *openAIRequest, req *Request) {
 	if len(req.Tools) > 0 {
 		b.Tools = make([]openAITool, len(req.Tools))
@@ -932,7 +938,6 @@ func openAITools(b *openAIRequest, req *Request) {
 				b.ToolChoice = c.Mode
 			}
 		}
-		b.ParallelToolCalls = req.ParallelToolCalls
 	}
 	if f := req.ResponseFormat; f.JSON() {
 		b.ResponseFormat = &openAIResponseFormat{Type: f.Type}

@@ -340,6 +340,10 @@ func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, erro
 			}
 		}
 		b.ParallelToolCalls = req.ParallelToolCalls
+		if b.ParallelToolCalls == nil && req.SingleToolCall {
+			no := false // the Responses API takes it for every model
+			b.ParallelToolCalls = &no
+		}
 	}
 	if f := req.ResponseFormat; f.JSON() {
 		b.Text = &responsesText{Format: &responsesFormat{Type: f.Type}}

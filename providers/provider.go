@@ -81,6 +81,12 @@ type Request struct {
 	// ParallelToolCalls is nil for the provider's default (allowed); false asks for at most
 	// one tool call per answer.
 	ParallelToolCalls *bool
+	// SingleToolCall says the caller reads one tool call of the answer only (OpenAI's
+	// legacy functions API). Without a ParallelToolCalls of its own, an adapter then asks
+	// for at most one where the upstream and model take a setting for it (see
+	// oneToolCallAsked) and leaves it unasked elsewhere, so the request is never refused
+	// for it: extra calls are dropped by the caller's surface instead.
+	SingleToolCall bool
 	// ResponseFormat asks for JSON output; nil (or type "text") for free text.
 	ResponseFormat *ResponseFormat
 	// OpenAIOptions are the OpenAI API's other request options (seed, penalties, …).

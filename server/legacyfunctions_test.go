@@ -55,11 +55,17 @@ func (u *fakeToolCallUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request)
 
 // toolCallServer is a server whose gateway's one provider "up" is a fakeToolCallUpstream.
 func toolCallServer(t *testing.T) (*httptest.Server, *fakeToolCallUpstream) {
+	return toolCallServerNamed(t, "up")
+}
+
+// toolCallServerNamed is toolCallServer with the provider named name ("openai" makes it
+// OpenAI's own API to the adapter).
+func toolCallServerNamed(t *testing.T, name string) (*httptest.Server, *fakeToolCallUpstream) {
 	t.Helper()
 	up := &fakeToolCallUpstream{}
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
-	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: name, BaseURL: ups.URL + "/v1", APIKey: "sk-up"}))
 	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog()})
 	if err != nil {
 		t.Fatal(err)
@@ -254,5 +260,46 @@ func TestLegacyFunctionsOpenAIGo(t *testing.T) {
 	}
 	if name != "weather" || args != `{"city":"Paris"}` {
 		t.Errorf("SDK stream function_call %q(%s)", name, args)
+	}
+}
+
+// lastBody is the last request body up received.
+func (u *fakeToolCallUpstream) lastBody(t *testing.T) map[string]any {
+	t.Helper()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.bodies) == 0 {
+		t.Fatal("no request reached the upstream")
+	}
+	return u.bodies[len(u.bodies)-1]
+}
+
+// TestLegacyFunctionsAskOneCall: a request declaring legacy functions, answered with one
+// function_call, asks OpenAI for one tool call (parallel_tool_calls false), whole and
+// streamed, so no tokens go to calls the answer drops; the caller's own
+// parallel_tool_calls wins; a tools request and an o-series model (which refuses the
+// field) are sent none.
+func TestLegacyFunctionsAskOneCall(t *testing.T) {
+	hs, up := toolCallServerNamed(t, "openai")
+	const functions = `"functions":[{"name":"weather","parameters":{"type":"object"}},{"name":"time"}],"messages":[{"role":"user","content":"Weather and time?"}]`
+	for _, tc := range []struct {
+		name, body string
+		want       any // parallel_tool_calls the upstream got; nil for none
+	}{
+		{"legacy", `{"model":"openai/gpt-4o-mini",` + functions + `}`, false},
+		{"legacy streamed", `{"model":"openai/gpt-4o-mini","stream":true,` + functions + `}`, false},
+		{"legacy, the caller's true", `{"model":"openai/gpt-4o-mini","parallel_tool_calls":true,` + functions + `}`, true},
+		{"legacy on o3-mini", `{"model":"openai/o3-mini",` + functions + `}`, nil},
+		{"tools", `{"model":"openai/gpt-4o-mini","tools":[{"type":"function","function":{"name":"weather"}}],"messages":[{"role":"user","content":"x"}]}`, nil},
+	} {
+		resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, tc.body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", tc.name, resp.StatusCode, body)
+		}
+		sent := up.lastBody(t)
+		got, ok := sent["parallel_tool_calls"]
+		if ok != (tc.want != nil) || ok && got != tc.want {
+			t.Errorf("%s: the upstream got parallel_tool_calls %v (sent %v), want %v", tc.name, got, ok, tc.want)
+		}
 	}
 }
