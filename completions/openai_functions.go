@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -88,7 +89,11 @@ func legacyToolChoice(raw json.RawMessage) (OpenAIToolChoice, error) {
 }
 
 // translateLegacyMessages turns assistant function_calls into tool calls and "function"
-// messages into the "tool" messages answering the latest call of their name.
+// messages into the "tool" messages answering the latest call of their name. A "function"
+// message that answers no earlier call (an agent trimmed its history; OpenAI takes it) is
+// given one: an assistant message calling its function with arguments "{}" is put just
+// before it, so every provider gets a conversation it takes (Anthropic and Gemini refuse a
+// result without its call). Fields of later errors keep the caller's indices.
 func (r *OpenAIChatRequest) translateLegacyMessages() error {
 	legacy := false
 	for _, m := range r.Messages {
@@ -100,11 +105,11 @@ func (r *OpenAIChatRequest) translateLegacyMessages() error {
 	if !legacy {
 		return nil
 	}
-	msgs := make([]OpenAIMessage, len(r.Messages))
-	copy(msgs, r.Messages)
+	msgs := make([]OpenAIMessage, 0, len(r.Messages))
+	var sentIndex []int          // msgs[j] is the caller's messages[sentIndex[j]]; nil while none is added
 	calls := map[string]string{} // function name → id of its latest call
-	for i := range msgs {
-		m := &msgs[i]
+	for i, orig := range r.Messages {
+		m := orig
 		switch {
 		case present(m.FunctionCall):
 			if m.Role != "assistant" {
@@ -127,13 +132,46 @@ func (r *OpenAIChatRequest) translateLegacyMessages() error {
 			}
 			id, ok := calls[m.Name]
 			if !ok {
-				return invalid(fmt.Sprintf("messages[%d].name", i), "answers no earlier assistant function_call of %q", m.Name)
+				id = legacyCallID(i)
+				if sentIndex == nil {
+					sentIndex = make([]int, len(msgs), len(r.Messages)+1)
+					for j := range sentIndex {
+						sentIndex[j] = j
+					}
+				}
+				msgs = append(msgs, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{{ID: id, Type: "function",
+					Function: OpenAIFunctionCall{Name: m.Name, Arguments: "{}"}}}})
+				sentIndex = append(sentIndex, i)
 			}
 			m.Role, m.ToolCallID, m.Name = "tool", id, ""
 		}
+		msgs = append(msgs, m)
+		if sentIndex != nil {
+			sentIndex = append(sentIndex, i)
+		}
 	}
 	r.Messages = msgs
+	if sentIndex != nil {
+		r.renameFields(func(f string) string { return callerMessageField(f, sentIndex) })
+	}
 	return nil
+}
+
+var messageField = regexp.MustCompile(`^messages\[(\d+)\]`)
+
+// callerMessageField names field f of the messages sent as the caller gave it:
+// messages[j] is the caller's messages[sentIndex[j]] (a made-up call is named after the
+// "function" message it was made for).
+func callerMessageField(f string, sentIndex []int) string {
+	m := messageField.FindStringSubmatchIndex(f)
+	if m == nil {
+		return f
+	}
+	j, err := strconv.Atoi(f[m[2]:m[3]])
+	if err != nil || j >= len(sentIndex) {
+		return f
+	}
+	return fmt.Sprintf("messages[%d]", sentIndex[j]) + f[m[1]:]
 }
 
 // renameFields makes validation errors name the fields as the caller sent them, after

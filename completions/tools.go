@@ -57,7 +57,11 @@ func validateTools(req *Request, known *schemaSet) error {
 			}
 		case providers.ToolChoiceFunction:
 			if !names[c.Name] {
-				return invalid("tool_choice.function.name", "%q is not one of the tools", c.Name)
+				declared := "tools"
+				if req.legacyFunctions {
+					declared = "functions" // function_call.name, as the caller gave it
+				}
+				return invalid("tool_choice.function.name", "%q is not one of the %s", c.Name, declared)
 			}
 		case providers.ToolChoiceAuto, providers.ToolChoiceNone:
 		default:

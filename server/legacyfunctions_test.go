@@ -211,7 +211,7 @@ func TestLegacyFunctionsAPI(t *testing.T) {
 		{`"functions":[{"name":"f"}],"function_call":"sometimes","messages":[{"role":"user","content":"x"}]`, "function_call"},
 		{`"function_call":{"name":"f"},"messages":[{"role":"user","content":"x"}]`, "function_call"},
 		{`"functions":[{"name":"f"}],"function_call":{"name":"g"},"messages":[{"role":"user","content":"x"}]`, "function_call.name"},
-		{`"messages":[{"role":"user","content":"x"},{"role":"function","name":"f","content":"1"}]`, "messages[1].name"},
+		{`"messages":[{"role":"user","content":"x"},{"role":"function","content":"1"}]`, "messages[1].name"},
 		{`"messages":[{"role":"user","content":"x","function_call":{"name":"f","arguments":"{}"}}]`, "messages[0].function_call"},
 	} {
 		resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/gpt-4o-mini",`+bad.body+`}`)
