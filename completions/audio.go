@@ -378,17 +378,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	defer p.ended()
 	var out *providers.TranscriptionResponse
 	used, begin, err := g.callAttempts(ctx, p, "no transcription", func(ctx, actx context.Context, t target, begin time.Time) error {
-		r := *preq
-		r.Model = t.model
-		asked := r.ResponseFormat
-		jsonSaysLength := t.provider == "openai" || transcribeModel(t.model)
-		plain := usdBound && (asked == "" || asked == "json") && !jsonSaysLength
-		switch {
-		case plain, asked == "text" && !jsonSaysLength:
-			r.ResponseFormat = "verbose_json"
-		case asked == "text":
-			r.ResponseFormat = "json"
-		}
+		r, answerAsAsked := upstreamTranscription(preq, t, usdBound)
 		res, err := t.p.(providers.Transcriber).Transcribe(actx, &r)
 		if err != nil {
 			// An answer over the cap on its size, unread: the audio's length estimated
@@ -405,14 +395,7 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 			})
 			return err
 		}
-		switch {
-		case plain:
-			res.Body = plainTranscription(res.Body)
-		case asked == "text":
-			if text, ok := textTranscription(res.Body); ok {
-				res.Body, res.ContentType = text, "text/plain; charset=utf-8"
-			}
-		}
+		answerAsAsked(res)
 		out = res
 		return nil
 	})
@@ -436,6 +419,36 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 	g.observeOpAnswer(ctx, p, op, used, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: costs},
 		estimated, nil, now)
 	return res, nil
+}
+
+// upstreamTranscription is the request a transcription asked as preq is sent to target t
+// with, and answerAsAsked turns t's answer back into the form asked: a text answer is
+// asked as JSON to learn its usage (verbose_json of the providers other than OpenAI, whose
+// json reports no length, but of the gpt-4o transcription models, which refuse it and
+// report their usage in json) and answered as its text; with usdBound (a key bounded in
+// USD) a json answer that says no length is asked as verbose_json and answered as json.
+func upstreamTranscription(preq *providers.TranscriptionRequest, t target, usdBound bool) (r providers.TranscriptionRequest, answerAsAsked func(*providers.TranscriptionResponse)) {
+	r = *preq
+	r.Model = t.model
+	asked := r.ResponseFormat
+	jsonSaysLength := t.provider == "openai" || transcribeModel(t.model)
+	plain := usdBound && (asked == "" || asked == "json") && !jsonSaysLength
+	switch {
+	case plain, asked == "text" && !jsonSaysLength:
+		r.ResponseFormat = "verbose_json"
+	case asked == "text":
+		r.ResponseFormat = "json"
+	}
+	return r, func(res *providers.TranscriptionResponse) {
+		switch {
+		case plain:
+			res.Body = plainTranscription(res.Body)
+		case asked == "text":
+			if text, ok := textTranscription(res.Body); ok {
+				res.Body, res.ContentType = text, "text/plain; charset=utf-8"
+			}
+		}
+	}
 }
 
 // errNoAudio is the cause of a speech attempt's context ending because no audio came in

@@ -78,6 +78,8 @@ func (g *Gateway) TranscribeStream(ctx context.Context, scope Scope, req *Transc
 		}
 	}
 	s := &TranscriptionStream{g: g, p: p, ctx: ctx, file: preq.File}
+	usdBound := scope.Budget != nil && scope.Budget.costBound()
+	var answerAsAsked func(*providers.TranscriptionResponse)
 	dctx, cancel := p.withDeadline(ctx)
 	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		s.begin = g.opts.Now()
@@ -85,13 +87,15 @@ func (g *Gateway) TranscribeStream(ctx context.Context, scope Scope, req *Transc
 		var first []byte
 		// The events after the first come uncut, as a speech answer's audio does.
 		cancelAttempt, err := g.firstBounded(ctx, p, t, errNoTranscript, "no transcript", func(actx context.Context) (func(), error) {
-			r := *preq
-			r.Model = t.model
+			// Asked as Transcribe asks it (a text answer as JSON), in case the upstream
+			// answers whole after all; the events are the same.
+			r, finish := upstreamTranscription(preq, t, usdBound)
 			var err error
 			if up, err = t.p.(providers.TranscriptionStreamer).TranscribeStream(actx, &r); err != nil {
 				return nil, err
 			}
 			if up.Whole != nil {
+				answerAsAsked = finish
 				return nil, nil // answered whole: nothing more to come
 			}
 			first, err = up.Next()
@@ -121,7 +125,9 @@ func (g *Gateway) TranscribeStream(ctx context.Context, scope Scope, req *Transc
 	s.cancel = cancel
 	s.Model, s.Attempts, s.ContentType = s.used.name, cloneAttempts(p.attempts), "text/event-stream"
 	if w := s.up.Whole; w != nil {
-		// The upstream answered whole after all: its answer and usage, billed at Close.
+		// The upstream answered whole after all: its answer, in the form asked as
+		// Transcribe gives it, and usage, billed at Close.
+		answerAsAsked(w)
 		s.usage, s.eof = w.Usage, true
 		s.ContentType = w.ContentType
 		s.Whole = &TranscriptionResult{Body: w.Body, ContentType: w.ContentType, Model: s.used.name, Usage: w.Usage, Attempts: s.Attempts}
