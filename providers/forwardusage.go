@@ -45,6 +45,10 @@ type UsageMeter struct {
 	// event), a Gemini error object; failedEarly says it came before any content.
 	failure     *Error
 	failedEarly bool
+	// answerFailure is a JSON answer's error (see AnswerFailure); failureUsage says the
+	// failure came with the usage the provider bills for it (see FailureBilled).
+	answerFailure *Error
+	failureUsage  bool
 	// inArray: the document being read is an element of a JSON array (Gemini's
 	// streamGenerateContent without alt=sse), a stream's response.
 	inArray bool
@@ -162,6 +166,30 @@ func (m *UsageMeter) StreamFailure() (failure *Error, beforeContent bool) {
 	return &f, m.failedEarly
 }
 
+// AnswerFailure is the error a JSON answer (not a stream) sent with its 200, as a failure
+// of its Kind (the provider, model and status are the caller's to fill): a body that is an
+// error object — OpenAI's and compatible servers' {"error": {…}} (or {"error": "text"}),
+// Anthropic's {"type": "error", …}, Gemini's {"error": {code, message, status}} — or a
+// Responses API response whose status is "failed". nil for any other answer, and for a
+// stream (see StreamFailure).
+func (m *UsageMeter) AnswerFailure() *Error {
+	m.readBody()
+	if m.answerFailure == nil {
+		return nil
+	}
+	f := *m.answerFailure
+	return &f
+}
+
+// FailureBilled reports whether the answer's failure (StreamFailure's or AnswerFailure's)
+// came with the usage the provider bills for it: a Responses API response.failed event,
+// or a failed response, carrying usage, which OpenAI charges as it reports it. An error
+// object or event reports none: the failure is billed nothing before content.
+func (m *UsageMeter) FailureBilled() bool {
+	m.readBody()
+	return m.failureUsage
+}
+
 // Whole reports whether the answer could be read whole: false for a JSON answer over
 // MaxMeteredBody, whose usage and text were not read.
 func (m *UsageMeter) Whole() bool { return m.sse || !m.overflow }
@@ -225,12 +253,20 @@ func (m *UsageMeter) document(b []byte) {
 		if json.Unmarshal(b, &d) != nil {
 			return
 		}
-		if m.sse && d.Type == "error" && m.failure == nil {
+		if d.Type == "error" {
 			code, msg := "", "the stream ended with an error event"
+			if !m.sse {
+				msg = "the answer is an error object"
+			}
 			if d.Error != nil {
 				code, msg = d.Error.Type, cmp.Or(d.Error.Message, msg)
 			}
-			m.failed(bodyErrorKind(code, msg), code, msg)
+			switch {
+			case m.sse:
+				m.failed(bodyErrorKind(code, msg), code, msg)
+			case m.answerFailure == nil:
+				m.answerFailure = &Error{Kind: bodyErrorKind(code, msg), Code: code, Message: msg}
+			}
 			return
 		}
 		for _, blk := range []*anthropicMeteredBlock{d.Delta, d.ContentBlock} {
@@ -270,11 +306,16 @@ func (m *UsageMeter) document(b []byte) {
 		if json.Unmarshal(b, &d) != nil {
 			return
 		}
-		if (m.sse || m.inArray) && len(d.Error) > 0 && d.Error[0] == '{' {
-			if m.failure == nil {
-				kind, msg, _ := geminiBodyError(b)
-				code, _ := parseGeminiError(b)
+		if len(d.Error) > 0 && d.Error[0] == '{' {
+			kind, msg, _ := geminiBodyError(b)
+			code, _ := parseGeminiError(b)
+			switch {
+			case m.sse || m.inArray:
 				m.failed(kind, code, cmp.Or(msg, "the stream ended with an error object"))
+			case m.answerFailure == nil && onlyError(b):
+				// Not a long-running operation that failed ({"name", "done", "error"}),
+				// which the request fetching it did not.
+				m.answerFailure = &Error{Kind: kind, Code: code, Message: cmp.Or(msg, "the answer is an error object")}
 			}
 			return
 		}
@@ -294,6 +335,8 @@ func (m *UsageMeter) document(b []byte) {
 	case FormatOpenAI:
 		var d struct {
 			Type     string          `json:"type"`
+			Object   string          `json:"object"`
+			Status   string          `json:"status"`
 			Model    string          `json:"model"`
 			Usage    json.RawMessage `json:"usage"`
 			Choices  json.RawMessage `json:"choices"`
@@ -318,7 +361,18 @@ func (m *UsageMeter) document(b []byte) {
 			if d.Response != nil && d.Response.Error != nil && d.Type == "response.failed" && m.failure == nil {
 				code, msg := d.Response.Error.Code, cmp.Or(d.Response.Error.Message, "the response failed")
 				m.failed(bodyErrorKind(code, msg), code, msg)
+				// OpenAI charges a failed response the usage it reports.
+				m.failureUsage = isObject(d.Response.Usage)
 			}
+		} else if m.answerFailure == nil && len(d.Error) > 0 && string(d.Error) != "null" && (d.Object == "response" && d.Status == "failed" || d.Object == "" && len(d.Choices) == 0) {
+			// An error object for an answer (a compatible server's {"error": …} with its
+			// 200), or a Responses API response that failed (billed its usage, as OpenAI
+			// charges it); not an object of the API that failed (a fine-tuning job), which
+			// the request fetching it did not.
+			c, msg := parseOpenAIError(b)
+			msg = cmp.Or(msg, "the answer is an error object")
+			m.answerFailure = &Error{Kind: bodyErrorKind(c, msg), Code: c, Message: msg}
+			m.failureUsage = d.Object == "response" && isObject(d.Usage)
 		}
 		m.named(d.Model)
 		if !m.found {
@@ -409,6 +463,22 @@ func (m *UsageMeter) openAIUsage(raw json.RawMessage) {
 	if json.Unmarshal(raw, &u) == nil {
 		m.usage, m.found = u.usage(), true
 	}
+}
+
+// onlyError reports whether the JSON object b has no member but "error".
+func onlyError(b []byte) bool {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(b, &keys) != nil {
+		return false
+	}
+	_, ok := keys["error"]
+	return ok && len(keys) == 1
+}
+
+// isObject reports whether raw is a JSON object (not null, absent or another value).
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
 }
 
 // named keeps the first model name the answer gives.

@@ -475,7 +475,7 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 		err = &providers.Error{Provider: pt.provider, Model: model, StatusCode: resp.StatusCode,
 			Kind: passThroughKind(resp.StatusCode), Message: fmt.Sprintf("the provider answered %d", resp.StatusCode)}
 	}
-	unbilled := false
+	unbilled, answerFailed := false, false
 	if err == nil && meter != nil {
 		if f, early := meter.StreamFailure(); f != nil {
 			// A stream that ended with an error event (Anthropic's; an OpenAI chunk's or a
@@ -485,10 +485,18 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 			// stream failing before its first fragment: Anthropic gives such an event as what
 			// a request answered with an error status gets (an overloaded_error is a 529),
 			// which it does not bill, nor does LiteLLM. After content it is billed as a
-			// stream cut short (the prompt and the answer so far).
+			// stream cut short (the prompt and the answer so far). A Responses API
+			// response.failed reporting usage is billed that usage, as OpenAI charges it.
 			f.Provider, f.Model, f.StatusCode = pt.provider, model, resp.StatusCode
 			f.Message = "the stream ended with an error event: " + f.Message
-			err, unbilled = f, early
+			err, unbilled = f, early && !meter.FailureBilled()
+		} else if f := meter.AnswerFailure(); f != nil {
+			// A 200 whose body is an error object ({"error": …}, as some compatible
+			// servers answer a failure) answered nothing: an upstream error, billed
+			// nothing (a failed Responses API response reporting usage is billed it).
+			f.Provider, f.Model, f.StatusCode = pt.provider, model, resp.StatusCode
+			f.Message = fmt.Sprintf("the provider answered %d with an error: %s", resp.StatusCode, f.Message)
+			err, unbilled, answerFailed = f, !meter.FailureBilled(), true
 		}
 	}
 	if err != nil && ctx.Err() != nil {
@@ -527,7 +535,10 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 	}
 	pu.Embeddings = isEmbeddingsCall(pt, r.Method, r.PathValue("path"))
 	call.End(endCtx, pu, ttft, err)
-	if err != nil && ctx.Err() == nil && (resp.StatusCode >= 200 && resp.StatusCode <= 299) {
+	switch {
+	case answerFailed:
+		s.log.WarnContext(ctx, "pass-through: the provider's answer is an error", "request_id", requestID(ctx), "err", err)
+	case err != nil && ctx.Err() == nil && (resp.StatusCode >= 200 && resp.StatusCode <= 299):
 		s.logStreamEnd(r, "pass-through", err)
 	}
 	return nil
