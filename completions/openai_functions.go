@@ -91,9 +91,11 @@ func legacyToolChoice(raw json.RawMessage) (OpenAIToolChoice, error) {
 // translateLegacyMessages turns assistant function_calls into tool calls and "function"
 // messages into the "tool" messages answering the latest call of their name. A "function"
 // message that answers no earlier call (an agent trimmed its history; OpenAI takes it) is
-// given one: an assistant message calling its function with arguments "{}" is put just
-// before it, so every provider gets a conversation it takes (Anthropic and Gemini refuse a
-// result without its call). Fields of later errors keep the caller's indices.
+// given one, a call of its function with arguments "{}", so every provider gets a
+// conversation it takes (Anthropic and Gemini refuse a result without its call): made by
+// the assistant message just before it when that one calls nothing (Gemini refuses a call
+// in a turn following another of the model's), else by an assistant message put before it.
+// Fields of later errors keep the caller's indices.
 func (r *OpenAIChatRequest) translateLegacyMessages() error {
 	legacy := false
 	for _, m := range r.Messages {
@@ -133,14 +135,19 @@ func (r *OpenAIChatRequest) translateLegacyMessages() error {
 			id, ok := calls[m.Name]
 			if !ok {
 				id = legacyCallID(i)
+				call := OpenAIToolCall{ID: id, Type: "function", Function: OpenAIFunctionCall{Name: m.Name, Arguments: "{}"}}
+				if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" && len(msgs[n-1].ToolCalls) == 0 {
+					msgs[n-1].ToolCalls = []OpenAIToolCall{call}
+					m.Role, m.ToolCallID, m.Name = "tool", id, ""
+					break
+				}
 				if sentIndex == nil {
 					sentIndex = make([]int, len(msgs), len(r.Messages)+1)
 					for j := range sentIndex {
 						sentIndex[j] = j
 					}
 				}
-				msgs = append(msgs, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{{ID: id, Type: "function",
-					Function: OpenAIFunctionCall{Name: m.Name, Arguments: "{}"}}}})
+				msgs = append(msgs, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{call}})
 				sentIndex = append(sentIndex, i)
 			}
 			m.Role, m.ToolCallID, m.Name = "tool", id, ""

@@ -56,8 +56,9 @@ func (u *fakeRecordingUpstream) last(t *testing.T) map[string]any {
 // function_call (an agent trimmed its history), which OpenAI takes, is answered: each
 // provider gets a made-up call of that function (arguments {}) just before the result —
 // an assistant tool call and a tool message on OpenAI, tool_use and tool_result on
-// Anthropic, functionCall and functionResponse on Gemini — and a later bad message is
-// still named by the caller's index.
+// Anthropic, functionCall and functionResponse on Gemini; the call is the preceding
+// assistant text's own when there is one — and a later bad message is still named by the
+// caller's index.
 func TestLegacyFunctionResultWithoutCall(t *testing.T) {
 	ups := map[string]*fakeRecordingUpstream{}
 	var provs []providers.Provider
@@ -132,6 +133,22 @@ func TestLegacyFunctionResultWithoutCall(t *testing.T) {
 	if len(gc) < 3 || gc[1].Role != "model" || gc[1].Parts[0]["functionCall"] == nil || gc[2].Parts[0]["functionResponse"] == nil ||
 		!strings.Contains(string(raw), `"functionResponse":{"name":"weather"`) {
 		t.Errorf("Gemini got contents %s, want the made-up functionCall then the functionResponse named weather", raw)
+	}
+
+	// After the assistant's text, the made-up call is that message's: Gemini refuses a
+	// call in a model turn following another.
+	resp, body = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"gemini/gemini-2.5-flash","messages":[
+		{"role":"user","content":"Weather in Rome?"},{"role":"assistant","content":"Let me look."},
+		{"role":"function","name":"weather","content":"sunny"},{"role":"user","content":"Thanks."}]}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("Gemini after text: %d %s", resp.StatusCode, body)
+	}
+	raw, _ = json.Marshal(ups["gemini"].last(t)["contents"])
+	gc = nil
+	json.Unmarshal(raw, &gc)
+	if len(gc) != 4 || gc[1].Role != "model" || len(gc[1].Parts) != 2 || gc[1].Parts[0]["text"] != "Let me look." || gc[1].Parts[1]["functionCall"] == nil ||
+		gc[2].Parts[0]["functionResponse"] == nil {
+		t.Errorf("Gemini got contents %s, want the text and the made-up call in one model turn, then the result", raw)
 	}
 
 	// Two results of trimmed calls in a row, and an error after them names the caller's index.
