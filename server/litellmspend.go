@@ -43,7 +43,7 @@ type litellmSpendLog struct {
 	CustomLLMProvider   *string        `json:"custom_llm_provider" jsonschema:"description=The provider of model; null when none was tried"`
 	APIBase             *string        `json:"api_base" jsonschema:"description=The endpoint root of the provider that answered (or was tried last) without credentials (user info and query removed\\, as /model/info shows it); null when none was tried or its adapter does not say"`
 	User                *string        `json:"user" jsonschema:"description=The virtual key's metadata.user_id as the key is now (the history keeps no user); null without one"`
-	Metadata            map[string]any `json:"metadata" jsonschema:"description=user_api_key and user_api_key_alias and user_api_key_team_id and user_api_key_org_id (its own organization or its team's) and user_api_key_user_id (as the key is now) and status and error_information; switchyard holds the request as GET /api/v1/usage/requests lists it (attempts and latency and cache and outcome)"`
+	Metadata            map[string]any `json:"metadata" jsonschema:"description=user_api_key and user_api_key_alias and user_api_key_team_id and user_api_key_org_id (its own organization or its team's) and user_api_key_user_id (as the key is now) and status and error_information and usage_object (prompt_tokens and completion_tokens and total_tokens; prompt_tokens_details.audio_tokens and completion_tokens_details.audio_tokens: the audio parts of each\\, null details without audio); switchyard holds the request as GET /api/v1/usage/requests lists it (attempts and latency and cache and outcome)"`
 	CacheHit            string         `json:"cache_hit" jsonschema:"enum=True,enum=False,description=True when the response cache answered"`
 	RequestTags         []string       `json:"request_tags" jsonschema:"description=The request's tags (its tags or metadata.tags or X-Switchyard-Tags)"`
 	TeamID              *string        `json:"team_id" jsonschema:"description=The virtual key's team as the key is now; null without one"`
@@ -452,7 +452,7 @@ func (p spendLogsPlan) row(req usagelog.Request) litellmSpendLog {
 	if req.Outcome != completions.RequestOK {
 		row.Status = "failure"
 	}
-	md := map[string]any{"status": row.Status, "switchyard": req}
+	md := map[string]any{"status": row.Status, "switchyard": req, "usage_object": spendUsageObject(req)}
 	if id, ok := strings.CutPrefix(req.Tag, "key:"); ok {
 		row.APIKey = id
 		if k, ok := keys[id]; ok {
@@ -479,6 +479,21 @@ func (p spendLogsPlan) row(req usagelog.Request) litellmSpendLog {
 	}
 	row.Metadata = md
 	return row
+}
+
+// spendUsageObject is req's usage as LiteLLM's spend logs keep it (metadata.usage_object,
+// its Usage as the answer gave it): the token counts, and the audio parts of each in
+// prompt_tokens_details.audio_tokens and completion_tokens_details.audio_tokens (null
+// details when there is no audio, as LiteLLM logs a usage without details).
+func spendUsageObject(req usagelog.Request) map[string]any {
+	details := func(audio int) any {
+		if audio == 0 {
+			return nil
+		}
+		return map[string]int{"audio_tokens": audio}
+	}
+	return map[string]any{"prompt_tokens": req.PromptTokens, "completion_tokens": req.CompletionTokens, "total_tokens": req.TotalTokens,
+		"prompt_tokens_details": details(req.PromptAudioTokens), "completion_tokens_details": details(req.CompletionAudioTokens)}
 }
 
 // spendDays sums rows per day (UTC) as they are read, for LiteLLM's summarized

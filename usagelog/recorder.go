@@ -76,6 +76,12 @@ type Request struct {
 	PromptTokens     int                   `json:"prompt_tokens"`
 	CompletionTokens int                   `json:"completion_tokens"`
 	TotalTokens      int                   `json:"total_tokens"`
+	// PromptAudioTokens are the part of PromptTokens the prompt's audio made (input_audio
+	// parts: OpenAI's prompt_tokens_details.audio_tokens), CompletionAudioTokens the part of
+	// CompletionTokens a spoken answer made (completion_tokens_details.audio_tokens); both
+	// absent when none (and in records written before they were kept).
+	PromptAudioTokens     int `json:"prompt_audio_tokens,omitempty"`
+	CompletionAudioTokens int `json:"completion_audio_tokens,omitempty"`
 	// CostUSD is the answer's total cost (0 when its price is unknown: see PriceKnown).
 	CostUSD        float64 `json:"cost_usd"`
 	PriceKnown     bool    `json:"price_known"`
@@ -112,6 +118,7 @@ func newRequest(rec completions.RequestRecord) Request {
 		Model: rec.Model, Answered: rec.Outcome == completions.RequestOK && rec.Model != "",
 		Attempts:     rec.Attempts,
 		PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens, TotalTokens: rec.Usage.TotalTokens,
+		PromptAudioTokens: rec.Usage.PromptAudioTokens, CompletionAudioTokens: rec.Usage.CompletionAudioTokens,
 		CostUSD: rec.Usage.Costs.Spent(), PriceKnown: rec.Usage.Costs.PriceKnown, UsageEstimated: rec.UsageEstimated,
 		Continuations: rec.Continuations, Start: rec.Start.UTC(), LatencyMS: ms(rec.Latency), TTFTMS: ms(rec.TTFT),
 		ConversationID: rec.ConversationID, Cache: rec.Cache, SavedUSD: rec.SavedUSD, Tags: completions.AddTags(nil, rec.Tags...),
