@@ -119,7 +119,10 @@ func countTokens(c tokenizer.Codec, text string) int {
 // none: the prompt over req's messages (role, text, name, tool calls and the call id a tool
 // result answers; an image as OpenAI counts one of 1024×1024 pixels, a PDF by its size), tool definitions (name, description, parameter schema) and assistant
 // prefix, with OpenAI's documented chat overhead (3 tokens per message, 3 for the reply);
-// the completion over the answer's text, refusal and tool calls (names and arguments).
+// a recording (input_audio) by its size, those tokens also in PromptAudioTokens so that
+// they are priced at the audio input rate where the catalogue has one; the completion over
+// the answer's text (a spoken answer's transcript), refusal and tool calls (names and
+// arguments).
 // req or resp may be nil. The counts are exact tokenizer counts for OpenAI models and a
 // cl100k_base estimate for other families (see TokenEncoding); the result is always an
 // estimate of what was billed.
@@ -143,7 +146,9 @@ func EstimateUsage(model string, req *Request, resp *Response) Usage {
 					n += fileTokens(p.File)
 				}
 				if p.Audio != nil {
-					n += audioTokens(p.Audio)
+					a := audioTokens(p.Audio)
+					n += a
+					u.PromptAudioTokens += a // priced at the audio input rate, as reported ones
 				}
 			}
 		}
@@ -158,6 +163,11 @@ func EstimateUsage(model string, req *Request, resp *Response) Usage {
 			u.ReasoningTokens += countTokens(c, r.Text) // shown reasoning; redacted is not counted
 		}
 		u.CompletionTokens = countTokens(c, resp.Text) + countTokens(c, resp.Refusal) + countCalls(c, resp.ToolCalls) + u.ReasoningTokens
+		if resp.Audio != nil {
+			// A spoken answer's text is its transcript (OpenAI bills it as the answer's text
+			// tokens); its audio tokens are not guessed (the voice's pace is unknown).
+			u.CompletionTokens += countTokens(c, resp.Audio.Transcript)
+		}
 	}
 	return u
 }
