@@ -32,7 +32,7 @@ const (
 	// GuardrailPreCall checks the request's messages before any upstream call.
 	GuardrailPreCall = "pre_call"
 	// GuardrailPostCall checks the whole answer (text, tool-call arguments, reasoning text
-	// and refusal).
+	// and refusal; a spoken answer's transcript).
 	GuardrailPostCall = "post_call"
 )
 
@@ -83,6 +83,12 @@ type GuardrailConfig struct {
 	// OnError is what a guardrail that fails to run (its moderation model down) does:
 	// block (the default: fail closed) or allow (fail open).
 	OnError string `json:"on_error,omitempty"`
+	// OnUnchecked is what a pre_call guardrail does with a request holding parts no text
+	// stands for (input_audio recordings, images, files), which it cannot check: allow (the
+	// default, as LiteLLM's guardrails pass what they do not read: the parts go upstream
+	// unchecked, and the log says so) or block (a guardrail required to see all the input
+	// refuses the request, naming the part).
+	OnUnchecked string `json:"on_unchecked,omitempty"`
 	// Timeout bounds one check, in seconds: a check not answered by then failed to run
 	// (OnError decides). 0 means DefaultModerationGuardrailTimeout for the moderation kind
 	// (a call to a model) and no bound of its own for the others (the request's time
@@ -118,11 +124,15 @@ type Guardrail interface {
 // GuardrailInput is what a guardrail checks.
 type GuardrailInput struct {
 	// Mode is GuardrailPreCall (Texts are the request's message texts, in order) or
-	// GuardrailPostCall (Texts are the answer's text, its tool calls' arguments, its
-	// reasoning texts and its refusal).
+	// GuardrailPostCall (Texts are the answer's text, a spoken answer's transcript, its tool
+	// calls' arguments, its reasoning texts and its refusal).
 	Mode string
 	// Texts are the texts to check.
 	Texts []string
+	// Unchecked names the request's parts the texts leave out (pre_call): its recordings,
+	// images and files, as fields ("messages[0].content[1].input_audio", "….image_url",
+	// "….file"); a Custom guardrail may refuse them.
+	Unchecked []string
 	// Scope is the caller's (a moderation guardrail's call is recorded under its owner).
 	Scope Scope
 }
@@ -226,6 +236,13 @@ func buildGuardrails(g *Gateway, cfgs []GuardrailConfig) (map[string]*guardrail,
 		default:
 			return nil, invalid(field("on_error"), "must be block or allow, got %q", c.OnError)
 		}
+		switch {
+		case c.OnUnchecked == "": // allow
+		case c.Mode != GuardrailPreCall:
+			return nil, invalid(field("on_unchecked"), "belongs to pre_call guardrails (a post_call one checks a spoken answer's transcript)")
+		case c.OnUnchecked != GuardrailBlock && c.OnUnchecked != GuardrailAllow:
+			return nil, invalid(field("on_unchecked"), "must be block or allow, got %q", c.OnUnchecked)
+		}
 		if err := foreignFields(c, field); err != nil {
 			return nil, err
 		}
@@ -264,8 +281,8 @@ func buildGuardrails(g *Gateway, cfgs []GuardrailConfig) (map[string]*guardrail,
 	return out, nil
 }
 
-// kindFields are the fields each kind takes besides name, kind, mode, default_on and
-// on_error; the kinds they belong to name them in the error of a guardrail of another.
+// kindFields are the fields each kind takes besides name, kind, mode, default_on,
+// on_error, on_unchecked and timeout; the kinds they belong to name them in the error of a guardrail of another.
 var kindFields = []struct {
 	field string
 	kinds []string
@@ -444,10 +461,25 @@ func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*R
 			}
 		}
 	}
+	unchecked := uncheckedParts(req.Messages)
+	if len(unchecked) > 0 {
+		for _, gr := range pre {
+			if gr.OnUnchecked == GuardrailBlock {
+				return nil, &GuardrailError{Guardrail: gr.Name, Mode: GuardrailPreCall,
+					Reason: fmt.Sprintf("%s cannot be checked (the guardrail reads text only) and on_unchecked is block", unchecked[0])}
+			}
+		}
+		names := make([]string, len(pre))
+		for i, gr := range pre {
+			names[i] = gr.Name
+		}
+		g.log.InfoContext(ctx, "completions: pre_call guardrails checked the request's text only; its recordings, images and files went upstream unchecked",
+			"guardrails", names, "unchecked", unchecked, "request_id", scope.RequestID)
+	}
 	masked := false
 	var masker *guardrail
 	for _, gr := range pre {
-		changed, err := g.runGuardrail(ctx, gr, GuardrailInput{Mode: GuardrailPreCall, Texts: texts, Scope: scope})
+		changed, err := g.runGuardrail(ctx, gr, GuardrailInput{Mode: GuardrailPreCall, Texts: texts, Unchecked: unchecked, Scope: scope})
 		if err != nil {
 			return nil, err
 		}
@@ -499,6 +531,30 @@ func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*R
 	return &out, nil
 }
 
+// uncheckedParts names the parts of msgs no text stands for, which guardrails cannot
+// check: recordings (input_audio), images (image_url) and files, as the chat surface names
+// them; nil when there is none.
+func uncheckedParts(msgs []Message) []string {
+	var out []string
+	for i, m := range msgs {
+		for j, b := range m.Content {
+			kind := ""
+			switch {
+			case b.Audio != nil:
+				kind = "input_audio"
+			case b.Image != nil:
+				kind = "image_url"
+			case b.File != nil:
+				kind = "file"
+			default:
+				continue
+			}
+			out = append(out, fmt.Sprintf("messages[%d].content[%d].%s", i, j, kind))
+		}
+	}
+	return out
+}
+
 // origOf is the text of req's message i: content block j, or tool call call (>= 0).
 func origOf(req *Request, i, j, call int) string {
 	if call >= 0 {
@@ -513,6 +569,10 @@ func (g *Gateway) guardOutput(ctx context.Context, p *plan, resp *Response) erro
 		return nil
 	}
 	texts := []string{resp.Text()}
+	if resp.Audio != nil && resp.Audio.Transcript != "" {
+		// A spoken answer has no text (content null): what it says is its transcript.
+		texts = append(texts, resp.Audio.Transcript)
+	}
 	for _, c := range resp.ToolCalls {
 		texts = append(texts, c.Arguments)
 	}

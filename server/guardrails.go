@@ -22,15 +22,17 @@ type litellmGuardrail struct {
 
 // litellmGuardrailParams are a guardrail's settings under LiteLLM's names.
 type litellmGuardrailParams struct {
-	Guardrail  string   `json:"guardrail" jsonschema:"description=The kind: moderation or secrets or pii or banned_words or regex or custom"`
-	Mode       string   `json:"mode" jsonschema:"description=pre_call or post_call"`
-	DefaultOn  bool     `json:"default_on" jsonschema:"description=Runs on every chat request"`
-	OnError    string   `json:"on_error,omitempty" jsonschema:"description=block (fails closed) or allow"`
-	Action     string   `json:"action,omitempty" jsonschema:"description=secrets and pii: mask or block"`
-	Entities   []string `json:"entities,omitempty"`
-	Model      string   `json:"model,omitempty" jsonschema:"description=moderation: the model it calls"`
-	Categories []string `json:"categories,omitempty"`
-	Timeout    float64  `json:"timeout,omitempty" jsonschema:"description=Seconds one check may take"`
+	Guardrail string `json:"guardrail" jsonschema:"description=The kind: moderation or secrets or pii or banned_words or regex or custom"`
+	Mode      string `json:"mode" jsonschema:"description=pre_call or post_call"`
+	DefaultOn bool   `json:"default_on" jsonschema:"description=Runs on every chat request"`
+	OnError   string `json:"on_error,omitempty" jsonschema:"description=block (fails closed) or allow"`
+	// OnUnchecked is a pre_call guardrail's answer to parts it cannot read (recordings, images, files).
+	OnUnchecked string   `json:"on_unchecked,omitempty" jsonschema:"description=pre_call: allow (recordings and images and files pass unchecked\\, logged) or block (refused naming the part)"`
+	Action      string   `json:"action,omitempty" jsonschema:"description=secrets and pii: mask or block"`
+	Entities    []string `json:"entities,omitempty"`
+	Model       string   `json:"model,omitempty" jsonschema:"description=moderation: the model it calls"`
+	Categories  []string `json:"categories,omitempty"`
+	Timeout     float64  `json:"timeout,omitempty" jsonschema:"description=Seconds one check may take"`
 }
 
 // litellmGuardrailInfo counts what a guardrail looks for without showing it.
@@ -48,7 +50,7 @@ func (s *Server) guardrailRoutes(g *completions.Gateway) {
 			out := litellmGuardrailList{Guardrails: []litellmGuardrail{}}
 			for _, c := range g.Guardrails() {
 				out.Guardrails = append(out.Guardrails, litellmGuardrail{Name: c.Name,
-					Params: litellmGuardrailParams{Guardrail: c.Kind, Mode: c.Mode, DefaultOn: c.DefaultOn, OnError: c.OnError, Action: c.Action,
+					Params: litellmGuardrailParams{Guardrail: c.Kind, Mode: c.Mode, DefaultOn: c.DefaultOn, OnError: c.OnError, OnUnchecked: c.OnUnchecked, Action: c.Action,
 						Entities: c.Entities, Model: c.Model, Categories: c.Categories, Timeout: c.Timeout},
 					Info: litellmGuardrailInfo{Words: len(c.Words), Patterns: len(c.Patterns)}})
 			}
