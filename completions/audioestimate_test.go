@@ -2,12 +2,14 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchyard-ai/switchyard/providers"
 )
@@ -48,5 +50,38 @@ func TestAudioWithoutUsageEstimated(t *testing.T) {
 	}
 	if o := openAIUsage(resp); o.PromptTokensDetails == nil || o.PromptTokensDetails.AudioTokens != 15 {
 		t.Errorf("usage.prompt_tokens_details = %+v, want audio_tokens 15", o.PromptTokensDetails)
+	}
+}
+
+// TestAudioOutputChoices: n above 1 with a spoken answer is n spoken answers (it was a 400):
+// each choice its own call and its own message.audio, the usage the sum of their audio
+// tokens.
+func TestAudioOutputChoices(t *testing.T) {
+	oai, calls := spokenUpstream(t, "Hello there.")
+	h := newHarness(t, func(o *Options) {
+		o.Providers = fakeRegistry{"openai": oai}
+		o.Prices = providers.DefaultCatalog()
+	})
+	var o OpenAIChatRequest
+	if err := json.Unmarshal([]byte(`{"model":"openai/gpt-4o-audio-preview","n":2,"modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"},
+		"messages":[{"role":"user","content":"Say hello."}]}`), &o); err != nil {
+		t.Fatal(err)
+	}
+	req, err := o.ToRequest()
+	if err != nil {
+		t.Fatalf("n 2 with audio: %v", err)
+	}
+	answers, failed, err := h.g.CompleteN(context.Background(), Scope{}, req, o.Choices())
+	if err != nil || len(failed) != 0 || len(answers) != 2 {
+		t.Fatalf("CompleteN: %d answers, failed %v, %v", len(answers), failed, err)
+	}
+	c := NewOpenAIChatCompletionN(answers, time.Unix(0, 0))
+	for i, ch := range c.Choices {
+		if ch.Index != i || ch.Message.Content != nil || ch.Message.Audio == nil || ch.Message.Audio.Transcript != "Hello there." {
+			t.Errorf("choice %d: %s", i, jsonText(ch))
+		}
+	}
+	if calls.Load() != 2 || c.Usage.CompletionTokensDetails == nil || c.Usage.CompletionTokensDetails.AudioTokens != 100 {
+		t.Fatalf("%d calls, usage %s; want 2 calls and 100 audio tokens", calls.Load(), jsonText(c.Usage))
 	}
 }

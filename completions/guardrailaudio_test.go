@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -24,11 +25,11 @@ func (s *inputSeer) Check(_ context.Context, in GuardrailInput) (GuardrailVerdic
 }
 
 // spokenUpstream answers every chat aloud with transcript, content null, and counts calls.
-func spokenUpstream(t *testing.T, transcript string) (*providers.OpenAI, *int) {
-	calls := 0
+func spokenUpstream(t *testing.T, transcript string) (*providers.OpenAI, *atomic.Int32) {
+	var calls atomic.Int32
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		calls++
+		calls.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"gpt-4o-audio-preview","choices":[{"index":0,"finish_reason":"stop",
 			"message":{"role":"assistant","content":null,"audio":{"id":"audio_1","data":"%s","expires_at":1767225600,"transcript":%q}}}],
@@ -89,8 +90,8 @@ func TestGuardrailInputAudioUnchecked(t *testing.T) {
 		!strings.Contains(l, "seer") || !strings.Contains(l, "req-1") {
 		t.Fatalf("log: %s", l)
 	}
-	if *calls != 1 {
-		t.Fatalf("upstream calls %d, want 1", *calls)
+	if calls.Load() != 1 {
+		t.Fatalf("upstream calls %d, want 1", calls.Load())
 	}
 
 	// Required to see all the input: refused, naming the part, no call.
@@ -101,8 +102,8 @@ func TestGuardrailInputAudioUnchecked(t *testing.T) {
 	if !errors.As(err, &ge) || ge.Guardrail != "strict" || !strings.Contains(err.Error(), "messages[0].content[1].input_audio") {
 		t.Fatalf("on_unchecked block: %v", err)
 	}
-	if *calls != 1 {
-		t.Fatalf("a refused request called the upstream (%d calls)", *calls)
+	if calls.Load() != 1 {
+		t.Fatalf("a refused request called the upstream (%d calls)", calls.Load())
 	}
 
 	// Text only: nothing unchecked, nothing logged.

@@ -267,8 +267,9 @@ func rawIs(raw json.RawMessage, want string) bool {
 
 // audioOutput reads the spoken answer asked for: modalities ["text"] or ["text", "audio"]
 // and, with "audio", the audio object (voice and format) OpenAI requires with it. Only
-// OpenAI-format chat completions answer aloud (other models are unfit); the answer is one
-// choice and, streamed, in pcm16 (the only format OpenAI streams audio in).
+// OpenAI-format chat completions answer aloud (other models are unfit); streamed, the
+// answer is one choice in pcm16 (the only format OpenAI streams audio in); whole, n choices
+// are n spoken answers (each choice is its own call, as for text).
 func (r *OpenAIChatRequest) audioOutput() ([]string, *providers.AudioOutput, error) {
 	var mods []string
 	if present(r.Modalities) {
@@ -306,8 +307,8 @@ func (r *OpenAIChatRequest) audioOutput() ([]string, *providers.AudioOutput, err
 		// OpenAI refuses it too ("'audio.format' does not support 'wav' when stream=true").
 		return nil, nil, invalid("audio.format", "must be %q when the answer is streamed (OpenAI streams audio in pcm16 only), got %q", providers.StreamedAudioFormat, a.Format)
 	}
-	if r.N != nil && *r.N > 1 {
-		return nil, nil, invalid("n", "audio output is one choice, got n %d", *r.N)
+	if r.Stream && r.N != nil && *r.N > 1 {
+		return nil, nil, invalid("n", "a streamed spoken answer is one choice, got n %d: ask without stream for several", *r.N)
 	}
 	return mods, &a, nil
 }
