@@ -85,7 +85,8 @@ func TestOpenAIRequestTranslation(t *testing.T) {
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["audio"],"audio":{"voice":"alloy","format":"wav"}}`, "modalities"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["text","video"]}`, "modalities"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"},"stream":true}`, "audio.format"},
-		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"},"n":2}`, "n"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["text","audio"],"audio":{"voice":"alloy","format":"pcm16"},"stream":true,"n":2}`, "n"},
+		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"modalities":["text","audio"],"audio":{"voice":"alloy","format":"wav"},"n":0}`, "n"}, // n 2 unstreamed is two spoken answers (TestAudioOutputChoices)
 		{`{"model":"a/m","messages":[{"role":"user","content":"x","tool_calls":[{"id":"c1"}]}]}`, "messages[0].tool_calls"},
 		{`{"model":"a/m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"custom"}]},{"role":"user","content":"x"}]}`, "messages[0].tool_calls[0].type"},
 		{`{"model":"a/m","messages":[{"role":"user","content":"x"}],"top_p":1.5}`, "top_p"},
