@@ -412,12 +412,12 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		estimated = out.Usage.Seconds > 0
 	}
 	costs := g.audioCost(p, used, out.Usage)
-	u := providers.Usage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens}
+	u := providers.Usage{PromptTokens: out.Usage.InputTokens, CompletionTokens: out.Usage.OutputTokens, PromptAudioTokens: out.Usage.InputAudioTokens}
 	g.account(ctx, p, used, u, costs, true, estimated, now.Sub(begin))
 	res := &TranscriptionResult{Body: out.Body, ContentType: out.ContentType, Model: used.name, Usage: out.Usage, Costs: costs,
 		UsageEstimated: estimated, Attempts: cloneAttempts(p.attempts)}
-	g.observeOpAnswer(ctx, p, op, used, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: costs},
-		estimated, nil, now)
+	g.observeOpAnswer(ctx, p, op, used, Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens,
+		PromptAudioTokens: u.PromptAudioTokens, Costs: costs}, estimated, nil, now)
 	return res, nil
 }
 
@@ -660,7 +660,7 @@ func (s *Speech) Close() error {
 			s.usage.InputTokens, s.usage.OutputAudioTokens, s.usage.TokensEstimated = ev.input, ev.output, false
 			s.Costs = g.audioCost(p, s.used, s.usage)
 		}
-		u := providers.Usage{PromptTokens: s.usage.InputTokens, CompletionTokens: s.usage.OutputAudioTokens}
+		u := providers.Usage{PromptTokens: s.usage.InputTokens, CompletionTokens: s.usage.OutputAudioTokens, CompletionAudioTokens: s.usage.OutputAudioTokens}
 		// The input was spoken (and is billed) however much of the audio was read.
 		g.account(s.ctx, p, s.used, u, s.Costs, s.eof, s.usage.TokensEstimated, now.Sub(s.begin))
 		p.ended()
@@ -669,7 +669,8 @@ func (s *Speech) Close() error {
 		}
 		r := RequestRecord{Owner: p.scope.Owner, Tag: p.scope.Tag, Operation: OperationSpeech, Stream: true, Outcome: RequestOK, Tags: p.req.Tags,
 			Provider: s.used.provider, Model: s.used.name, Attempts: cloneAttempts(p.attempts),
-			Usage: Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens, Costs: s.Costs}, UsageEstimated: s.usage.TokensEstimated,
+			Usage: Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens,
+				CompletionAudioTokens: u.CompletionAudioTokens, Costs: s.Costs}, UsageEstimated: s.usage.TokensEstimated,
 			Start: p.start, Latency: now.Sub(p.start), TTFT: s.firstAt.Sub(p.start)}
 		r.Outcome, r.Err = relayedOutcome(s.ctx, s.eof, s.err)
 		g.observe(s.ctx, p, r)

@@ -58,9 +58,12 @@ func (u RealtimeUsage) Add(v RealtimeUsage) RealtimeUsage {
 }
 
 // Tokens is u as a chat call's Usage: its input as prompt tokens, its output as completion
-// tokens, its cached input as cached tokens (the budget and the ledger count these).
+// tokens, its cached input as cached tokens (the budget and the ledger count these), and
+// the audio parts of each as the prompt's and the answer's audio tokens (the history shows
+// them; Tokens is not priced: RealtimePrice.Cost prices u).
 func (u RealtimeUsage) Tokens() Usage {
-	return Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CachedTokens: min(u.CachedTokens, u.InputTokens)}
+	return Usage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, CachedTokens: min(u.CachedTokens, u.InputTokens),
+		PromptAudioTokens: min(u.InputAudioTokens, u.InputTokens), CompletionAudioTokens: min(u.OutputAudioTokens, u.OutputTokens)}
 }
 
 // realtimePrice is e's rates as a realtime model's.

@@ -76,10 +76,13 @@ type Request struct {
 	PromptTokens     int                   `json:"prompt_tokens"`
 	CompletionTokens int                   `json:"completion_tokens"`
 	TotalTokens      int                   `json:"total_tokens"`
-	// PromptAudioTokens are the part of PromptTokens the prompt's audio made (input_audio
-	// parts: OpenAI's prompt_tokens_details.audio_tokens), CompletionAudioTokens the part of
-	// CompletionTokens a spoken answer made (completion_tokens_details.audio_tokens); both
-	// absent when none (and in records written before they were kept).
+	// PromptAudioTokens are the part of PromptTokens the input's audio made (a chat's
+	// input_audio parts: OpenAI's prompt_tokens_details.audio_tokens; a transcription's
+	// input audio tokens; a realtime session's), CompletionAudioTokens the part of
+	// CompletionTokens spoken audio made (a chat's spoken answer:
+	// completion_tokens_details.audio_tokens; a speech's tokens answered as server-sent
+	// events; a realtime session's); both absent when none (and in records written before
+	// they were kept).
 	PromptAudioTokens     int `json:"prompt_audio_tokens,omitempty"`
 	CompletionAudioTokens int `json:"completion_audio_tokens,omitempty"`
 	// CostUSD is the answer's total cost (0 when its price is unknown: see PriceKnown).
