@@ -56,20 +56,33 @@ func (g *Gateway) CountTokens(ctx context.Context, scope Scope, req *Request) (i
 // stored conversation: a count for any model name, as LiteLLM's /utils/token_counter gives.
 // req is not validated.
 func EstimatePromptTokens(model string, req *Request) int {
+	return EstimatePromptUsage(model, req).PromptTokens
+}
+
+// EstimatePromptUsage is EstimatePromptTokens with the part of the prompt its recordings
+// (input_audio parts) make as PromptAudioTokens, so that a price prices them at the audio
+// input rate as the gateway bills a call that reported no usage.
+func EstimatePromptUsage(model string, req *Request) providers.Usage {
 	if req == nil {
-		return 0
+		return providers.Usage{}
 	}
-	return promptTokens(model, nil, req)
+	return promptUsage(model, nil, req)
 }
 
 // promptTokens counts history (already converted) then req's messages and tools in model's
 // tokenizer.
 func promptTokens(model string, history []providers.Message, req *Request) int {
+	return promptUsage(model, history, req).PromptTokens
+}
+
+// promptUsage is promptTokens with the recordings' part (PromptAudioTokens).
+func promptUsage(model string, history []providers.Message, req *Request) providers.Usage {
 	msgs := history
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		msgs = append(msgs, providers.Message{Role: m.Role, Content: m.Text(), Parts: m.parts(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Name: m.Name})
 	}
 	preq := providers.Request{Messages: msgs, Tools: req.Tools}
-	return providers.EstimateUsage(model, &preq, nil).PromptTokens
+	u := providers.EstimateUsage(model, &preq, nil)
+	return providers.Usage{PromptTokens: u.PromptTokens, PromptAudioTokens: u.PromptAudioTokens}
 }

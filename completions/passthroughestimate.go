@@ -40,7 +40,7 @@ type PassThroughUsage struct {
 // the request names. whole is false when the answer could not be read (answer nil, or
 // over providers.MaxMeteredBody): only the prompt is counted then.
 func (pt *PassThrough) EstimateUsage(body []byte, answer *providers.UsageMeter) (u providers.Usage, whole bool) {
-	u.PromptTokens = EstimatePassThroughPrompt(pt.t.provider, pt.t.name, body)
+	u = estimatePassThroughPrompt(pt.t.provider, pt.t.name, body)
 	if answer == nil {
 		return u, false
 	}
@@ -57,21 +57,28 @@ func (pt *PassThrough) EstimateUsage(body []byte, answer *providers.UsageMeter) 
 // input), or one the translation refuses, is counted as the text of its string values
 // (the model's name aside), without chat formatting.
 func EstimatePassThroughPrompt(provider, model string, body []byte) int {
+	return estimatePassThroughPrompt(provider, model, body).PromptTokens
+}
+
+// estimatePassThroughPrompt is EstimatePassThroughPrompt with the part a conversation's
+// recordings (OpenAI's input_audio parts) make as PromptAudioTokens,
+// priced at the audio input rate.
+func estimatePassThroughPrompt(provider, model string, body []byte) providers.Usage {
 	if req := passThroughChat(provider, body); req != nil {
 		if req.Model == "" {
 			req.Model = model // ToRequest requires one; the count does not use it
 		}
 		if r, err := (&OpenAIChatRequest{Model: req.Model, Messages: req.Messages, Tools: req.Tools}).ToRequest(); err == nil {
-			return EstimatePromptTokens(model, r)
+			return EstimatePromptUsage(model, r)
 		}
 	}
 	var doc any
 	if json.Unmarshal(body, &doc) != nil {
-		return 0
+		return providers.Usage{}
 	}
 	var text strings.Builder
 	bodyText(&text, doc, "")
-	return providers.CountTokens(model, text.String())
+	return providers.Usage{PromptTokens: providers.CountTokens(model, text.String())}
 }
 
 // passThroughChat is body's conversation as an OpenAI chat request (only its model,

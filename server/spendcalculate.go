@@ -111,7 +111,8 @@ func (s *Server) handleSpendCalculate(g *completions.Gateway, w http.ResponseWri
 		if err != nil {
 			return s.openAIError(w, r, err)
 		}
-		u.PromptTokens = completions.EstimatePromptTokens(counted, creq)
+		est := completions.EstimatePromptUsage(counted, creq) // recordings at the audio input rate
+		u.PromptTokens, u.PromptAudioTokens = est.PromptTokens, est.PromptAudioTokens
 	}
 	// Priced as the gateway bills a call of it (a deployment's own price, an Azure
 	// deployment's base model); a group at its dearest member, whichever the router picks.
