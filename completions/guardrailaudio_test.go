@@ -131,3 +131,31 @@ func TestGuardrailOnUncheckedValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardrailChecksStreamedSpokenAnswer: a streamed spoken answer's transcript, joined
+// from its delta.audio pieces, is what a post_call guardrail checks at the stream's end: a
+// banned word said aloud ends the stream with the guardrail's error event.
+func TestGuardrailChecksStreamedSpokenAnswer(t *testing.T) {
+	ups := httptest.NewServer(&fakeAudioStreamUpstream{})
+	t.Cleanup(ups.Close)
+	oai := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: ups.URL + "/v1", APIKey: "k", HTTPClient: ups.Client()})
+	for _, tc := range []struct {
+		word    string
+		blocked bool
+	}{{"there", true}, {"goodbye", false}} {
+		h := newHarness(t, func(o *Options) {
+			o.Providers = fakeRegistry{"openai": oai}
+			o.Guardrails = []GuardrailConfig{{Name: "words", Kind: GuardrailBannedWords, Mode: GuardrailPostCall, DefaultOn: true, Words: []string{tc.word}}}
+		})
+		st, err := h.g.Stream(context.Background(), Scope{}, audioChat(t, `{"model":"openai/gpt-4o-audio-preview",`+audioStreamAsk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		WriteOpenAIStream(rec, st, true)
+		body := rec.Body.String()
+		if got := strings.Contains(body, "guardrail_violation"); got != tc.blocked || !tc.blocked && !strings.Contains(body, "[DONE]") {
+			t.Errorf("banned %q in the transcript \"Hello there.\": blocked %v, want %v: %.400s", tc.word, got, tc.blocked, body)
+		}
+	}
+}
