@@ -69,6 +69,10 @@ type plan struct {
 	// modelRefused is the first refusal of a model by its entry of the key's own Models
 	// (skipModel): the request's error when no model is called (refusedByKey).
 	modelRefused error
+	// setAside are the models enterModel took out of targets at the rpm or tpm of the
+	// key's own entry for them (not a spent budget): a request waiting for a slot goes
+	// to one once the key's minute moves on (waitSlot), as to a model skipped before.
+	setAside []target
 
 	convID    string
 	convNew   bool
@@ -868,7 +872,8 @@ func (g *Gateway) laterCallable(ctx context.Context, p *plan, i int, now time.Ti
 // queued on it when a call of its ends: releases, leave), first come first served on
 // each member, until one of them admits it (take, counted in flight). The models skipped
 // meanwhile are not forgotten: one at its rpm or tpm, or whose breaker is open, from
-// target i on or skipped so before it (never called: skippedBefore), ends the wait when
+// target i on or skipped so before it (never called: skippedBefore), or taken out at the
+// key's own per-model rpm or tpm when the request began (plan.setAside), ends the wait when
 // it may be callable again (a timer on Options.Sleep, set to the soonest such moment), and
 // the request re-plans then, so it goes to whichever model is callable first; a timer
 // that fires before that moment has come on Options.Now does not re-plan and is not set
@@ -912,10 +917,14 @@ func (g *Gateway) waitSlot(ctx context.Context, p *plan, i int) (ok bool, err er
 			}
 		}
 		candidates := append(slices.Clone(earlier), indexesFrom(i, len(p.targets))...)
+		for j := range p.setAside {
+			candidates = append(candidates, asideRef(j))
+		}
 		for _, k := range candidates {
-			name := p.targets[k].name
+			t := p.candidate(k)
+			name := t.name
 			u := p.rt.limits.of(name)
-			if err := g.admitModel(ctx, p, p.targets[k], now); err != nil {
+			if err := g.admitModel(ctx, p, t, now); err != nil {
 				// The key's own limits of it refuse it: no slot will do until its minute
 				// moves on (a spent budget stays spent for the wait).
 				if u != nil {
@@ -1027,11 +1036,31 @@ func (g *Gateway) awaitSlotOrTimer(ctx context.Context, w *slotWaiter, fired <-c
 	}
 }
 
-// slotTaken ends waitSlot with target k admitted (counted against its limits, if any):
-// it is moved to index i.
+// slotTaken ends waitSlot with candidate k admitted (counted against its limits, if
+// any): it is moved to index i (a model set aside, asideRef, is put back in there).
 func (g *Gateway) slotTaken(ctx context.Context, p *plan, k, i int, began time.Time) {
-	g.log.DebugContext(ctx, "completions: a model is callable", "model", p.targets[k].name, "waited", g.opts.Now().Sub(began))
+	g.log.DebugContext(ctx, "completions: a model is callable", "model", p.candidate(k).name, "waited", g.opts.Now().Sub(began))
+	if k < 0 {
+		j := -k - 1
+		t := p.setAside[j]
+		p.setAside = slices.Delete(slices.Clip(p.setAside), j, j+1)
+		p.insertAt(t, i)
+		return
+	}
 	p.moveTo(k, i)
+}
+
+// asideRef is waitSlot's reference to p.setAside[j] among its candidates, which are
+// otherwise indexes of p.targets.
+func asideRef(j int) int { return -j - 1 }
+
+// candidate is the target a waitSlot candidate k refers to: p.targets[k], or a model set
+// aside (asideRef).
+func (p *plan) candidate(k int) target {
+	if k < 0 {
+		return p.setAside[-k-1]
+	}
+	return p.targets[k]
 }
 
 // indexesFrom is from, from+1, ..., to-1.
@@ -1044,8 +1073,10 @@ func indexesFrom(from, to int) []int {
 }
 
 // skippedBefore are the indexes of the targets before i that were only skipped, at a
-// limit (MemberLimits) or with their breaker open, never called: models a request
-// waiting for a slot may still go to once they are callable (waitSlot).
+// limit (MemberLimits), at the rpm or tpm of the key's own entry for them (Models: its
+// minute moves on, as a member's does) or with their breaker open, never called: models
+// a request waiting for a slot may still go to once they are callable (waitSlot). One
+// skipped for a spent per-model budget is not: it stays spent for the wait.
 func (p *plan) skippedBefore(i int) []int {
 	var out []int
 	for k, t := range p.targets[:i] {
@@ -1054,7 +1085,7 @@ func (p *plan) skippedBefore(i int) []int {
 			if a.Model != t.name {
 				continue
 			}
-			if a.Outcome != OutcomeSkipped || (a.Kind != limitReachedKind && a.Kind != "circuit_open") {
+			if a.Outcome != OutcomeSkipped || !passingSkip(a.Kind) {
 				skipped = false
 				break
 			}
@@ -1067,6 +1098,13 @@ func (p *plan) skippedBefore(i int) []int {
 	return out
 }
 
+// passingSkip reports whether a model skipped with kind (Attempt.Kind) is held back only
+// for a while: at a member's limit, at the key's own per-model rate, or with its breaker
+// open.
+func passingSkip(kind string) bool {
+	return kind == limitReachedKind || kind == modelRateKind || kind == "circuit_open"
+}
+
 // moveTo moves target k to index i, the targets between keeping their order. A model
 // skipped before i (k < i) is put in at i, in front of the models left (target i, the
 // member waited on, comes next): its skipped entry stays where it was, among the targets
@@ -1075,17 +1113,23 @@ func (p *plan) skippedBefore(i int) []int {
 func (p *plan) moveTo(k, i int) {
 	moved := p.targets[k]
 	if k < i {
-		p.targets = slices.Insert(slices.Clip(p.targets), i, moved) // a new array: nothing shared is written
-		if i < p.members {
-			p.members++
-		}
-		if p.switched != providers.KindUnknown && i < p.switchedEnd {
-			p.switchedEnd++
-		}
+		p.insertAt(moved, i)
 		return
 	}
 	copy(p.targets[i+1:k+1], p.targets[i:k])
 	p.targets[i] = moved
+}
+
+// insertAt puts t in targets at index i, in front of the models left, as moveTo puts a
+// model skipped before i.
+func (p *plan) insertAt(t target, i int) {
+	p.targets = slices.Insert(slices.Clip(p.targets), i, t) // a new array: nothing shared is written
+	if i < p.members {
+		p.members++
+	}
+	if p.switched != providers.KindUnknown && i < p.switchedEnd {
+		p.switchedEnd++
+	}
 }
 
 // allFailed is the error of a plan whose attempts all failed: a *LimitedError when every

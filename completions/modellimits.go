@@ -351,6 +351,9 @@ func (g *Gateway) enterModel(ctx context.Context, p *plan, b *Budget, lists ...*
 	}
 	for _, r := range out {
 		p.skipModel(r.t, r.err)
+		if errors.Is(r.err, ErrTokenRate) && r.t.unfit == "" {
+			p.setAside = append(p.setAside, r.t) // its minute moves on: a wait may go back to it
+		}
 	}
 	return nil
 }
