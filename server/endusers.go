@@ -303,6 +303,7 @@ func (s *Server) createEndUser(ctx context.Context, g *completions.Gateway, owne
 	if err != nil {
 		return nil, fmt.Errorf("server: creating end user %s: %w", e.EndUserID, err)
 	}
+	s.endUserChanged(owner, e.EndUserID)
 	s.log.InfoContext(ctx, "end user created", "owner", owner, "end_user_id", e.EndUserID)
 	return &e, nil
 }
@@ -384,6 +385,7 @@ func (s *Server) updateEndUser(ctx context.Context, g *completions.Gateway, owne
 	if err != nil {
 		return nil, fmt.Errorf("server: updating end user %s: %w", id, err)
 	}
+	s.endUserChanged(owner, id)
 	s.log.InfoContext(ctx, "end user updated", "owner", owner, "end_user_id", id)
 	e = s.endUserWithSpend(ctx, owner, e)
 	return &e, nil
@@ -507,6 +509,7 @@ func (s *Server) deleteEndUsers(ctx context.Context, owner string, ids []string)
 	if err != nil {
 		return fmt.Errorf("server: deleting end users %s: %w", strings.Join(ids, ", "), err)
 	}
+	s.endUserChanged(owner, ids...)
 	s.log.InfoContext(ctx, "end users deleted", "owner", owner, "end_user_ids", ids)
 	return nil
 }
@@ -641,14 +644,10 @@ func (s *Server) withEndUser(ctx context.Context, sc completions.Scope, field, i
 // limiter's for an end_user). An end user not stored yet, or without a bound, takes
 // nothing.
 func (s *Server) endUserWithinRate(ctx context.Context, owner, id string, now time.Time) error {
-	rec, err := store.GetJSON[storedEndUser](ctx, s.cfg.Store, store.EndUsers, owner+"/"+id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
+	rate, err := s.endUserRPM(ctx, owner, id, now)
 	if err != nil {
-		return fmt.Errorf("server: reading end user %s: %w", id, err)
+		return err
 	}
-	rate := rec.RequestsPerMinute
 	if rate <= 0 {
 		return nil
 	}
@@ -667,6 +666,25 @@ func (s *Server) endUserWithinRate(ctx context.Context, owner, id string, now ti
 	ae.Header = http.Header{"Retry-After": []string{strconv.Itoa(secs)}}
 	ae.Retryable = true
 	return ae
+}
+
+// endUserRPM is the requests_per_minute of owner's end user id (0: none, or not stored
+// yet), read from its record at most every endUserRateTTL (endUserRates).
+func (s *Server) endUserRPM(ctx context.Context, owner, id string, now time.Time) (int, error) {
+	k := ownedEndUser{owner, id}
+	rpm, gen, ok := s.endUserRates.lookup(k, now)
+	if ok {
+		return rpm, nil
+	}
+	rec, err := store.GetJSON[storedEndUser](ctx, s.cfg.Store, store.EndUsers, owner+"/"+id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		rec = storedEndUser{} // made by its first request with no bound, or by an operator (forgets this)
+	case err != nil:
+		return 0, fmt.Errorf("server: reading end user %s: %w", id, err)
+	}
+	s.endUserRates.keep(k, rec.RequestsPerMinute, gen, now)
+	return rec.RequestsPerMinute, nil
 }
 
 // endUserAccount loads the account of owner's end user id; one not stored yet is made,

@@ -651,6 +651,7 @@ func (s *Server) shareRates(c *store.Counters) {
 		return
 	}
 	s.shared = c
+	s.shareEndUserChanges(c)
 	if s.keyRL != nil {
 		c.Subscribe(sharedKeyRate, func(key string, n int64, now time.Time) {
 			s.keyRL.debit(strings.TrimPrefix(key, sharedKeyRate), s.keyRL.perMinute, n, now)

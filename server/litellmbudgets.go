@@ -526,8 +526,9 @@ func (s *Server) createLiteLLMBudget(ctx context.Context, b litellmBudgetRecord)
 func (s *Server) updateLiteLLMBudget(ctx context.Context, g *completions.Gateway, owner, id string, fields map[string]json.RawMessage) (*litellmBudgetRecord, error) {
 	var b litellmBudgetRecord
 	applied, keys, orgs := 0, 0, 0
+	var endUsers []string // whose rpm_limit the budget's is
 	err := s.cfg.Store.UpdateLocked(ctx, budgetAccountLocks(ctx, s.cfg.Store, owner, id), func(tx store.Tx) error {
-		applied = 0
+		applied, endUsers = 0, endUsers[:0]
 		var err error
 		if b, err = s.litellmBudgetOf(ctx, tx, owner, id); err != nil {
 			return err
@@ -554,6 +555,7 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, g *completions.Gateway
 			if err := store.PutJSON(ctx, tx, store.EndUsers, owner+"/"+eid, rec); err != nil {
 				return err
 			}
+			endUsers = append(endUsers, eid)
 			applied++
 		}
 		if keys, err = applyBudgetToKeys(ctx, tx, owner, old, b); err != nil {
@@ -565,6 +567,7 @@ func (s *Server) updateLiteLLMBudget(ctx context.Context, g *completions.Gateway
 	if err != nil {
 		return nil, fmt.Errorf("server: updating budget %s: %w", id, err)
 	}
+	s.endUserChanged(owner, endUsers...)
 	s.log.InfoContext(ctx, "budget updated", "owner", owner, "budget_id", id, "end_users", applied, "keys", keys, "organizations", orgs)
 	return &b, nil
 }

@@ -150,6 +150,8 @@ type Server struct {
 	// limitHints: mux pattern -> what sets its own body limit (Route.MaxBodyHint)
 	limitHints map[string]string
 	vkRL       *authLimiter // virtual keys' own request rates, per key id
+	// endUserRates keeps end users' requests_per_minute a few seconds (endUserWithinRate).
+	endUserRates endUserRates
 	// tokensLeft is the gateway's Gateway.TokensLeft (nil without Completions): a virtual
 	// key's tokens_per_minute and what its last minute leaves, for x-ratelimit-*-tokens.
 	tokensLeft func(*completions.Budget) (limit, left int64)
