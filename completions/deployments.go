@@ -68,6 +68,41 @@ func DeploymentID(modelName, model string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// deploymentIDCache keeps DeploymentID by model name and model, up to
+// maxDeploymentIDs of them (then it starts afresh): the pairs answers name are the
+// configuration's, few, and hashing one costs its encoding's allocations on every answer.
+// The zero value is ready.
+type deploymentIDCache struct {
+	mu  sync.RWMutex
+	ids map[deploymentKey]string
+}
+
+// deploymentKey is a deployment's model name and model.
+type deploymentKey struct{ modelName, model string }
+
+// maxDeploymentIDs bounds deploymentIDCache: a request naming models no configuration
+// lists (the provider/model form) adds one each.
+const maxDeploymentIDs = 4096
+
+// of is DeploymentID(modelName, model), computed once.
+func (c *deploymentIDCache) of(modelName, model string) string {
+	k := deploymentKey{modelName, model}
+	c.mu.RLock()
+	id, ok := c.ids[k]
+	c.mu.RUnlock()
+	if ok {
+		return id
+	}
+	id = DeploymentID(modelName, model)
+	c.mu.Lock()
+	if c.ids == nil || len(c.ids) >= maxDeploymentIDs {
+		c.ids = map[deploymentKey]string{}
+	}
+	c.ids[k] = id
+	c.mu.Unlock()
+	return id
+}
+
 // Deployments lists the gateway's deployments: every model group's members under the
 // group's name (in the groups' order, then the members'), then the chat, embedding and rerank
 // models it lists, each under its own name. A model group's member whose provider is not
@@ -331,7 +366,7 @@ func (g *Gateway) DeploymentIDOf(modelName, model string) string {
 	if modelName == "" {
 		modelName = model
 	}
-	id := DeploymentID(modelName, model)
+	id := g.deploymentIDs.of(modelName, model)
 	rt := g.routes()
 	if s, ok := rt.stored[id]; ok {
 		return s

@@ -427,6 +427,9 @@ type Gateway struct {
 	// answer), up to maxPublicBases of them.
 	publicBases     sync.Map
 	publicBasesSize atomic.Int32
+	// deploymentIDs caches DeploymentID of the deployments answers named (DeploymentIDOf,
+	// on every answer's x-litellm-model-id).
+	deploymentIDs deploymentIDCache
 	// reasoned keeps the signed reasoning of answers with tool calls, for clients that
 	// send the turn back without it (see reasoningCache).
 	reasoned reasoningCache

@@ -102,10 +102,10 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	}
 	primary, err = g.resolve("models", models, req.Search, req.ephemeral)
 	err = originField(err, "models", modelsFrom)
-	if ve := (*ValidationError)(nil); req.ephemeral && errors.As(err, &ve) && ve.Field == "models[0]" {
-		ve.Field = "model" // the OpenAI-compatible request's name for it
-	}
 	if err != nil {
+		if ve := (*ValidationError)(nil); req.ephemeral && errors.As(err, &ve) && ve.Field == "models[0]" {
+			ve.Field = "model" // the OpenAI-compatible request's name for it
+		}
 		return nil, nil, err
 	}
 	g.askedBy(primary, req.Models, modelsFrom, req.ephemeral)
@@ -139,14 +139,14 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	}
 	req.windowFallbacks, req.policyFallbacks = nil, nil
 	var window, policy []string
-	windowOf := fmt.Sprintf("model group %q's context_window_fallbacks", groupName)
+	windowOf := func() string { return fmt.Sprintf("model group %q's context_window_fallbacks", groupName) } // named in a refusal only
 	if group != nil {
 		window, policy = group.ContextWindowFallbacks, group.ContentPolicyFallbacks
 	}
 	if req.scopeWindowSet {
 		// The scope's replace the group's, as LiteLLM's key settings its router's (and
 		// the request's own the scope's: addScopeFallbacks).
-		window, windowOf = req.scopeWindow, "the key's router_settings.context_window_fallbacks"
+		window, windowOf = req.scopeWindow, func() string { return "the key's router_settings.context_window_fallbacks" }
 	}
 	// A scope with context window fallbacks but none for the model asked (no entry, an
 	// empty one, or only fallbacks it may not call) still switches, to nothing: the prompt
@@ -158,11 +158,11 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	// The fallbacks by kind of failure, put in place of the models asked left and the
 	// plain fallbacks when one fails so (plan.switchFallbacks).
 	for _, f := range []struct {
-		of   string
+		of   func() string
 		list []string
 		to   *[]target
 		own  bool // the request's own: an unknown model is a 400 naming the entry
-	}{{windowOf, window, &req.windowFallbacks, req.ownWindow}, {fmt.Sprintf("model group %q's content_policy_fallbacks", groupName), policy, &req.policyFallbacks, false}} {
+	}{{windowOf, window, &req.windowFallbacks, req.ownWindow}, {func() string { return fmt.Sprintf("model group %q's content_policy_fallbacks", groupName) }, policy, &req.policyFallbacks, false}} {
 		if len(f.list) == 0 {
 			continue
 		}
@@ -171,7 +171,7 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 				ve.Field = fmt.Sprintf("context_window_fallbacks[%q]", req.windowKey)
 				return nil, nil, err
 			}
-			return nil, nil, fmt.Errorf("%s: %w", f.of, err)
+			return nil, nil, fmt.Errorf("%s: %w", f.of(), err)
 		}
 	}
 	primary, fallback = dedupeTargets(primary, fallback)
@@ -292,7 +292,7 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]target, error) {
 	out := make([]target, 0, len(models))
 	for i, s := range models {
-		f := fmt.Sprintf("%s[%d]", field, i)
+		f := func() string { return fmt.Sprintf("%s[%d]", field, i) } // spelled out in a refusal only
 		if bare && strings.Contains(s, "/") && !g.IsModelGroup(s) {
 			if full := g.providerWildcard(s); full != "" {
 				s = full // a wildcard's name of no provider ("custom/*")
@@ -306,28 +306,28 @@ func (g *Gateway) resolve(field string, models []string, search, bare bool) ([]t
 				s = full
 				pn, m, err = providers.ParseModel(s)
 			case len(choices) > 1:
-				return nil, invalid(f, "%q is served by several providers; name one: %s", s, strings.Join(choices, ", "))
+				return nil, invalid(f(), "%q is served by several providers; name one: %s", s, strings.Join(choices, ", "))
 			}
 		}
 		if err != nil && bare && !strings.Contains(s, "/") {
-			ve := invalid(f, "the model %q does not exist or no configured provider serves it; name it as provider/model", s)
+			ve := invalid(f(), "the model %q does not exist or no configured provider serves it; name it as provider/model", s)
 			ve.Err = ErrUnknownModel
 			return nil, ve
 		}
 		if err != nil && g.IsModelGroup(s) {
-			return nil, invalid(f, "%q is a model group, which the OpenAI-compatible and Messages surfaces take; name provider/model models here", s)
+			return nil, invalid(f(), "%q is a model group, which the OpenAI-compatible and Messages surfaces take; name provider/model models here", s)
 		}
 		if err != nil {
-			return nil, invalid(f, "%q is not of the form provider/model", s)
+			return nil, invalid(f(), "%q is not of the form provider/model", s)
 		}
 		p, err := g.opts.Providers.Lookup(pn)
 		if err != nil || p == nil {
-			ve := invalid(f, "unknown provider %q in %q", pn, s)
+			ve := invalid(f(), "unknown provider %q in %q", pn, s)
 			ve.Err = providers.ErrUnknownProvider
 			return nil, ve
 		}
 		if !providers.ServesChat(p) {
-			return nil, invalid(f, "provider %q serves %s only, not chat (%q)", pn, servedAPIs(p), s)
+			return nil, invalid(f(), "provider %q serves %s only, not chat (%q)", pn, servedAPIs(p), s)
 		}
 		if search {
 			if !providers.SupportsSearch(p, m) {

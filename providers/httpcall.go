@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,9 +192,18 @@ type call struct {
 	// responses: the call went to OpenAI's Responses API (OpenAI.useResponses), whose
 	// answer is read as one.
 	responses bool
-	// secrets are the credentials this request was signed with (Bedrock's, retrieved from
-	// an aws.CredentialsProvider per request), redacted from its errors like the endpoint's.
-	secrets []string
+	// signed are the credentials this request was signed with (Bedrock's, retrieved from
+	// an aws.CredentialsProvider per request), and header the headers it was sent with:
+	// their credentials are redacted from its errors like the endpoint's (secrets).
+	signed []string
+	header http.Header
+}
+
+// secrets are the credentials c's errors are redacted of besides the endpoint's: those it
+// was signed with and those its headers carried (sentCredentials). Worked out only for an
+// error: an answer needs none.
+func (c *call) secrets() []string {
+	return append(slices.Clip(c.signed), sentCredentials(c.header)...)
 }
 
 // secretWords are the words a header's name has when its value is a credential:
@@ -294,8 +304,7 @@ func (e *endpoint) sendSigned(ctx context.Context, model, url string, header htt
 		}
 	}
 	// Whatever credential the request carries (a bearer token fetched per request: Entra
-	// ID's, Vertex AI's) is redacted like the configured ones.
-	secrets = append(secrets, sentCredentials(req.Header)...)
+	// ID's, Vertex AI's) is redacted like the configured ones (call.secrets).
 	var headerTimer *time.Timer
 	if e.cfg.ResponseTimeout > 0 {
 		headerTimer = time.AfterFunc(e.cfg.ResponseTimeout, func() { cancel(errNoResponse) })
@@ -309,13 +318,16 @@ func (e *endpoint) sendSigned(ctx context.Context, model, url string, header htt
 		kind := classifyTransport(err, context.Cause(ctx))
 		cancel(nil)
 		e.log.DebugContext(ctx, "upstream call failed", "provider", e.cfg.Name, "model", model, "kind", kind.String(), durationMS(time.Since(start)))
+		secrets = append(secrets, sentCredentials(req.Header)...)
 		return nil, &Error{Provider: e.cfg.Name, Model: model, Kind: kind, Message: e.trim(transportMessage(err, kind), secrets...), Err: err}
 	}
-	c := &call{ep: e, model: model, resp: resp, ctx: ctx, cancel: cancel, secrets: secrets}
+	c := &call{ep: e, model: model, resp: resp, ctx: ctx, cancel: cancel, signed: secrets, header: req.Header}
 	c.timer = time.AfterFunc(time.Hour, func() { cancel(errIdle) })
 	c.timer.Stop()
 	c.body = &idleReader{c: c}
-	e.log.DebugContext(ctx, "upstream responded", "provider", e.cfg.Name, "model", model, "status", resp.StatusCode, durationMS(time.Since(start)))
+	if e.log.Enabled(ctx, slog.LevelDebug) { // its arguments cost allocations on every call
+		e.log.DebugContext(ctx, "upstream responded", "provider", e.cfg.Name, "model", model, "status", resp.StatusCode, durationMS(time.Since(start)))
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer c.Close()
 		raw := readErrorBody(c.body)
@@ -339,7 +351,7 @@ func (e *endpoint) sendSigned(ctx context.Context, model, url string, header htt
 			Provider: e.cfg.Name, Model: model, StatusCode: resp.StatusCode,
 			Kind:       kind,
 			RetryAfter: retryAfter(resp.Header, time.Now()),
-			Message:    e.trim(msg, secrets...),
+			Message:    e.trim(msg, c.secrets()...),
 		}
 		pe.Param, pe.Code = errorParamAndCode(raw)
 		if pe.Code == "" && e.classify != nil && len(code) <= 100 {
@@ -409,7 +421,7 @@ func rootCause(err error) error {
 
 // failure builds an *Error for this call's provider, model and status.
 func (c *call) failure(kind ErrorKind, msg string, cause error) *Error {
-	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: c.ep.trim(msg, c.secrets...), Err: cause}
+	return &Error{Provider: c.ep.cfg.Name, Model: c.model, Kind: kind, StatusCode: c.resp.StatusCode, Message: c.ep.trim(msg, c.secrets()...), Err: cause}
 }
 
 // readFailure classifies an error met while reading the body. In a stream, a connection

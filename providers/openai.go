@@ -705,8 +705,11 @@ type openAIResponse struct {
 
 // upstreamString is raw as a string when it is a JSON string, else "".
 func upstreamString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "" // before s is declared: decoding into it puts it on the heap
+	}
 	var s string
-	if len(raw) == 0 || raw[0] != '"' || decodeUpstream(raw, &s) != nil {
+	if decodeUpstream(raw, &s) != nil {
 		return ""
 	}
 	return s
@@ -716,8 +719,11 @@ func upstreamString(raw json.RawMessage) string {
 // non-empty string, else reasoning when that is one; nil when neither is.
 func openAIReasoning(reasoningContent, reasoning json.RawMessage) []ReasoningBlock {
 	for _, raw := range []json.RawMessage{reasoningContent, reasoning} {
+		if len(raw) == 0 || raw[0] != '"' {
+			continue // before s is declared: decoding into it puts it on the heap
+		}
 		var s string
-		if len(raw) > 0 && raw[0] == '"' && decodeUpstream(raw, &s) == nil && s != "" {
+		if decodeUpstream(raw, &s) == nil && s != "" {
 			return []ReasoningBlock{{Text: s}}
 		}
 	}

@@ -898,11 +898,14 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 			rid = newRequestID()
 		}
 		// The keys are already canonical: assign instead of Header.Set. LiteLLM's clients
-		// read the id as x-litellm-call-id.
-		w.Header()["X-Request-Id"] = []string{rid}
-		w.Header()["X-Litellm-Call-Id"] = []string{rid}
-		rec := &statusRecorder{ResponseWriter: w}
-		info := &requestInfo{id: rid, rejectClientTags: s.cfg.RejectClientTags}
+		// read the id as x-litellm-call-id. One slice for both: a header's values are
+		// replaced (Set) or appended to past their capacity (Add), never written in place.
+		ids := []string{rid}
+		w.Header()["X-Request-Id"] = ids
+		w.Header()["X-Litellm-Call-Id"] = ids
+		// The recorder and the request's info in one allocation: both live as long as the request.
+		st := &accessLogged{rec: statusRecorder{ResponseWriter: w}, info: requestInfo{id: rid, rejectClientTags: s.cfg.RejectClientTags}}
+		rec, info := &st.rec, &st.info
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 		status := rec.status
 		if status == 0 {
@@ -924,6 +927,12 @@ func (s *Server) withAccessLog(next http.Handler) http.Handler {
 			slog.String("request_id", rid),
 		)
 	})
+}
+
+// accessLogged is what withAccessLog keeps of a request while it is served.
+type accessLogged struct {
+	rec  statusRecorder
+	info requestInfo
 }
 
 // isProbe reports whether r is a health probe or a metrics scrape: GET /healthz,
