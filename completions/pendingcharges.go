@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -23,7 +24,8 @@ import (
 // A first charge carries no such id: when its commit got no answer it is kept only if
 // the store can tell later whether it committed (a *store.CommitUnknownError, PostgreSQL's
 // transaction id read with the transaction's first write, at no extra round trip), and
-// is applied again only once the store says it did not; else it is logged and counted.
+// is applied again only once the store says it did not; else (or when the store has not
+// told within maxUnansweredWait) it is logged and counted.
 // Until then, admission counts a key's pending charges as spent (pendingCharges.admits):
 // a store blip does not let a key spend past its bound unboundedly.
 //
@@ -43,6 +45,13 @@ const (
 	maxAppliedCharges = 64
 	// pendingChargeTimeout bounds each attempt of a pending charge.
 	pendingChargeTimeout = 5 * time.Second
+	// maxUnansweredWait bounds how long a first charge whose commit got no answer waits
+	// for the store to tell its outcome: past it (PostgreSQL's txid_status answering "too
+	// old" or "in the future" after a failover, which never turn into an answer, or a
+	// transaction in progress for longer than a dead client's session lasts) it is given
+	// up as unknown, as one the store cannot tell is, rather than asked about for ever and
+	// counted at admission for ever.
+	maxUnansweredWait = time.Hour
 )
 
 // PendingChargeStats says how the charges the store could not take stand (Gateway.
@@ -91,6 +100,8 @@ type pendingCharges struct {
 
 	// first and maxGap bound the backoff between attempts (0: 100 ms and 30 s).
 	first, maxGap time.Duration
+	// unansweredWait is maxUnansweredWait (0: it).
+	unansweredWait time.Duration
 
 	mu      sync.Mutex
 	q       []*pendingCharge
@@ -291,6 +302,16 @@ func (pc *pendingCharges) attempt(ctx context.Context, c *pendingCharge) {
 	defer cancel()
 	if c.unanswered != "" {
 		committed, err := c.x.st.CommitStatus(actx, c.unanswered)
+		if err != nil && (errors.Is(err, store.ErrInvalid) || time.Since(c.since) >= cmp.Or(pc.unansweredWait, maxUnansweredWait)) {
+			// The store will never tell (the token names no transaction of it, or it could
+			// not tell for too long): as a first charge the store cannot tell about.
+			pc.remove(c)
+			pc.unknown.Add(1)
+			pc.log.ErrorContext(ctx, "completions: a budget charge's commit outcome cannot be told: not applied again, lest it count twice",
+				"budget", c.x.id, "charge", c.id, "transaction", c.unanswered, "tries", c.tries+1,
+				"pending_for", time.Since(c.since).String(), "err", err)
+			return
+		}
 		if err != nil {
 			c.tries++
 			c.next = time.Now().Add(pc.backoff(c.tries))

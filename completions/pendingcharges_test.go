@@ -19,7 +19,10 @@ import (
 // and answers store.ErrCommitUnknown (the connection broke at the commit), "" commits it.
 // "unknown-committed" and "unknown-aborted" commit it or roll it back and answer a
 // *store.CommitUnknownError naming it, whose outcome CommitStatus tells from its second
-// question on (the first: not known yet). Past the plan they commit.
+// question on (the first: not known yet). "unknown-untold" commits it and names it too,
+// but CommitStatus never tells (not known yet, every time); "unknown-nameless" commits it
+// and names a transaction CommitStatus does not know (store.ErrInvalid). Past the plan
+// they commit.
 type fakeChargeFaultDriver struct {
 	*memstore.Driver
 	mu        sync.Mutex
@@ -27,6 +30,7 @@ type fakeChargeFaultDriver struct {
 	n         int             // budget-writing transactions so far
 	committed map[string]bool // a named transaction's outcome
 	asked     map[string]int  // CommitStatus's questions of each
+	untold    map[string]bool // named transactions whose outcome CommitStatus never tells
 }
 
 // CommitStatus implements store.CommitChecker.
@@ -37,7 +41,7 @@ func (d *fakeChargeFaultDriver) CommitStatus(ctx context.Context, token string) 
 	if !ok {
 		return false, fmt.Errorf("fake store: %w: no transaction %s", store.ErrInvalid, token)
 	}
-	if d.asked[token]++; d.asked[token] == 1 {
+	if d.asked[token]++; d.asked[token] == 1 || d.untold[token] {
 		return false, fmt.Errorf("fake store: %w: transaction %s still in progress", store.ErrCommitUnknown, token)
 	}
 	return committed, nil
@@ -61,12 +65,16 @@ func (d *fakeChargeFaultDriver) Update(ctx context.Context, fn func(tx store.Tx)
 				fate = d.plan[d.n]
 			}
 			d.n++
-			if fate == "unknown-committed" || fate == "unknown-aborted" {
+			switch fate {
+			case "unknown-committed", "unknown-aborted", "unknown-untold":
 				token = fmt.Sprint(d.n)
 				if d.committed == nil {
-					d.committed, d.asked = map[string]bool{}, map[string]int{}
+					d.committed, d.asked, d.untold = map[string]bool{}, map[string]int{}, map[string]bool{}
 				}
-				d.committed[token] = fate == "unknown-committed"
+				d.committed[token] = fate != "unknown-aborted"
+				d.untold[token] = fate == "unknown-untold"
+			case "unknown-nameless":
+				token = "nameless"
 			}
 			d.mu.Unlock()
 		}
@@ -222,6 +230,40 @@ func TestUnansweredFirstChargeIsResolved(t *testing.T) {
 			d.mu.Unlock()
 			if asked < 3 {
 				t.Errorf("the store was asked %d times about the transaction, want once not known yet and once per account then", asked)
+			}
+		})
+	}
+}
+
+// TestUntoldFirstChargeIsGivenUp: a first charge whose commit got no answer was asked
+// about for ever (every 30 s) when the store never tells — PostgreSQL's txid_status "too
+// old" or "in the future" after a failover, a token it does not know — and counted at
+// admission for ever, holding a slot of the bounded queue. Told nothing within its wait
+// (here 1 ns: given up at the first question), or told the token names no transaction, it
+// is given up as unknown, as a charge the store cannot tell about, and not applied again.
+func TestUntoldFirstChargeIsGivenUp(t *testing.T) {
+	ctx := context.Background()
+	for _, fate := range []string{"unknown-untold", "unknown-nameless"} {
+		t.Run(fate, func(t *testing.T) {
+			g, d, key := pendingGateway(t, BudgetLimits{MaxTokens: 100000}, "", fate)
+			if fate == "unknown-untold" {
+				g.pending.unansweredWait = time.Nanosecond
+			}
+			if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+				t.Fatal(err)
+			}
+			waitPending(t, g)
+			if s := g.PendingCharges(); s.Unknown != 2 || s.Applied != 0 || s.Lost != 0 {
+				t.Errorf("pending charges: %+v, want the key's and the team's given up as unknown", s)
+			}
+			if got := storedTokens(t, g, "key/vk"); got != 20 {
+				t.Errorf("key: %d tokens, want 20 (applied by the commit whose answer was lost, not again)", got)
+			}
+			d.mu.Lock()
+			asked := d.asked["2"]
+			d.mu.Unlock()
+			if fate == "unknown-untold" && asked != 2 {
+				t.Errorf("the store was asked %d times about the transaction, want once per account", asked)
 			}
 		})
 	}
