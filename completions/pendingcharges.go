@@ -50,8 +50,10 @@ const (
 	// old" or "in the future" after a failover, which never turn into an answer, or a
 	// transaction in progress for longer than a dead client's session lasts) it is given
 	// up as unknown, as one the store cannot tell is, rather than asked about for ever and
-	// counted at admission for ever.
-	maxUnansweredWait = time.Hour
+	// counted at admission for ever. Three hours outlast a server's default TCP keepalive
+	// (2 h 11 min on Linux), by which a session whose client vanished mid-commit ends and
+	// its transaction, still in progress until then, aborts and is told.
+	maxUnansweredWait = 3 * time.Hour
 )
 
 // PendingChargeStats says how the charges the store could not take stand (Gateway.
