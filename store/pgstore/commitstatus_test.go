@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -81,6 +82,13 @@ func TestCommitStatus(t *testing.T) {
 	}
 	if _, err := st.CommitStatus(ctx, "x"); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("a token naming no transaction: %v, want ErrInvalid", err)
+	}
+	// An id the database has not reached (a failover to a standby that never saw the
+	// transaction) was an error the gateway asked about again, until the database's ids
+	// passed it and it named another transaction: the database will never tell it.
+	future := strconv.FormatInt(pt.xid+1_000_000, 10)
+	if _, err := st.CommitStatus(ctx, future); !errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrCommitUnknown) {
+		t.Errorf("a transaction id in the future: %v, want ErrInvalid (never told), not ErrCommitUnknown", err)
 	}
 
 	// A commit the server answered is no unknown one; one of a transaction that wrote

@@ -629,7 +629,9 @@ func commitError(err error, xid int64) error {
 // CommitStatus implements store.CommitChecker: whether the transaction token names (the
 // id of an Update's transaction whose commit got no answer: a *store.CommitUnknownError's
 // Token) committed, by PostgreSQL's txid_status. One still running (its session not yet
-// ended by the server) or too old to tell is an error matching store.ErrCommitUnknown.
+// ended by the server) or too old to tell is an error matching store.ErrCommitUnknown; an
+// id the database has not reached yet (after a failover to a standby that never saw it)
+// one matching store.ErrInvalid, as the database will never tell it.
 func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
 	if err := d.open(); err != nil {
 		return false, err
@@ -640,6 +642,12 @@ func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
 	}
 	var status *string
 	if err := d.pool.QueryRow(ctx, "SELECT txid_status($1)", xid).Scan(&status); err != nil {
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "22023" {
+			// "transaction ID … is in the future": the id is not this database's (a
+			// failover to a standby that never saw it). Asked again later, once the
+			// database's ids pass it, it would name another transaction.
+			return false, fmt.Errorf("pgstore: commit status: %w: transaction %d is not this database's: %w", store.ErrInvalid, xid, err)
+		}
 		return false, fmt.Errorf("pgstore: commit status of transaction %d: %w", xid, err)
 	}
 	switch {
