@@ -437,6 +437,9 @@ func (pc *pendingCharges) admits(ctx context.Context, b *Budget) error {
 		if x.st == nil {
 			continue
 		}
+		if _, _, ok := pc.owed(x.id, time.Time{}); !ok {
+			continue // none kept: no read of the account (a charge pending elsewhere is no reason)
+		}
 		u := x.Used(ctx) // rolled to the current period
 		var from time.Time
 		if x.limits.ResetEvery > 0 {

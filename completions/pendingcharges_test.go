@@ -31,6 +31,26 @@ type fakeChargeFaultDriver struct {
 	committed map[string]bool // a named transaction's outcome
 	asked     map[string]int  // CommitStatus's questions of each
 	untold    map[string]bool // named transactions whose outcome CommitStatus never tells
+	gets      map[string]int  // Gets (outside transactions) of each budget account
+}
+
+// Get counts the reads of budget accounts outside a transaction.
+func (d *fakeChargeFaultDriver) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
+	if c == store.Budgets {
+		d.mu.Lock()
+		if d.gets == nil {
+			d.gets = map[string]int{}
+		}
+		d.gets[key]++
+		d.mu.Unlock()
+	}
+	return d.Driver.Get(ctx, c, key)
+}
+
+func (d *fakeChargeFaultDriver) budgetGets(id string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.gets[id]
 }
 
 // CommitStatus implements store.CommitChecker.
@@ -303,6 +323,50 @@ func TestPendingChargesCountAtAdmission(t *testing.T) {
 	}
 	if s := g.PendingCharges(); s.Count != 0 || s.Applied != 2 || s.Lost != 0 {
 		t.Errorf("after Close: %+v", s)
+	}
+}
+
+// TestPendingChargeElsewhereReadsNoAccount: admission reads an account (its period's
+// usage, from the store) to count its pending charges only when it has some. It read every
+// account of every request's chain while any charge was pending anywhere in the process —
+// one key's charge kept through a store blip, or an unanswered one for hours — a store
+// read per account and request, when the store was least able to take them: another
+// key's request reads its account no more than with nothing pending.
+func TestPendingChargeElsewhereReadsNoAccount(t *testing.T) {
+	ctx := context.Background()
+	g, d, key := pendingGateway(t, BudgetLimits{MaxTokens: 100000})
+	g.pending.first, g.pending.maxGap = time.Hour, time.Hour // one attempt now, the next at Close
+	other, err := CreateSharedBudget(ctx, g.opts.Store, "key/other", BudgetLimits{MaxTokens: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other key's reads of its account with nothing pending.
+	if _, err := g.Complete(ctx, Scope{Budget: other}, userReq("hi", "up/m")); err != nil {
+		t.Fatal(err)
+	}
+	alone := d.budgetGets("key/other")
+	d.mu.Lock()
+	d.plan, d.n = []string{"", "fail", "fail", "fail"}, 0 // the first key's charge fails
+	d.mu.Unlock()
+	if _, err := g.Complete(ctx, Scope{Budget: key}, userReq("hi", "up/m")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); d.writes() < 4; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pending charges were never attempted")
+		}
+	}
+	if s := g.PendingCharges(); s.Count != 2 {
+		t.Fatalf("pending charges: %+v, want the first key's and its team's", s)
+	}
+	if _, err := g.Complete(ctx, Scope{Budget: other}, userReq("hi", "up/m")); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.budgetGets("key/other") - alone; got != alone {
+		t.Errorf("the other key's request read its account %d times with another key's charge pending, want %d as with none", got, alone)
+	}
+	if err := g.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 
