@@ -80,6 +80,14 @@ type ModelGroup struct {
 	// as usual. Models already tried are not tried again. Without them a prompt too long
 	// goes on to the next member, then to Fallbacks.
 	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
+	// ContextWindowFallbacksSet says context window fallbacks are configured for the
+	// server, if not for this group (LiteLLM's router with context_window_fallbacks set,
+	// as --litellm-config reads them): a prompt too long for a member then ends the
+	// members and the plain Fallbacks even when ContextWindowFallbacks are empty, its
+	// error standing unless the request named fallbacks of its own — LiteLLM's router
+	// re-raises a ContextWindowExceededError when its context_window_fallbacks have no
+	// entry for the model group, or an empty one.
+	ContextWindowFallbacksSet bool `json:"context_window_fallbacks_set,omitempty"`
 	// ContentPolicyFallbacks, written as Fallbacks are, are tried when a provider's content
 	// filter refuses the request (LiteLLM's content_policy_fallbacks): the first member so
 	// refused ends the members, as for ContextWindowFallbacks, and these are tried in order

@@ -193,3 +193,39 @@ litellm_settings:
 		}
 	}
 }
+
+// TestContextWindowFallbacksSetMarksEveryGroup: context_window_fallbacks with any entry
+// (in router_settings or litellm_settings) mark every group, those without an entry and
+// aliases too, ContextWindowFallbacksSet — LiteLLM's router then re-raises a prompt too
+// long for a group without one — while a configuration without them (or with an empty
+// list, which LiteLLM's router reads as unset) marks none.
+func TestContextWindowFallbacksSetMarksEveryGroup(t *testing.T) {
+	const model = `
+model_list:
+  - model_name: small
+    litellm_params: {model: openai/gpt-4o-mini}
+  - model_name: big
+    litellm_params: {model: openai/gpt-4.1}
+  - model_name: other
+    litellm_params: {model: anthropic/claude-sonnet-4-5}
+`
+	for settings, want := range map[string]bool{
+		"router_settings:\n  model_group_alias: {\"s\": \"small\"}\n  context_window_fallbacks: [{\"small\": [\"big\"]}]\n":           true,
+		"litellm_settings:\n  context_window_fallbacks: [{\"other\": []}]\n":                                                          true,
+		"router_settings:\n  model_group_alias: {\"s\": \"small\"}\n  fallbacks: [{\"small\": [\"big\"]}]\n":                          false,
+		"router_settings:\n  context_window_fallbacks: []\nlitellm_settings:\n  content_policy_fallbacks: [{\"small\": [\"big\"]}]\n": false,
+	} {
+		cfg, err := Parse([]byte(model+settings), env(nil))
+		if err != nil {
+			t.Fatalf("%s: %v", settings, err)
+		}
+		for name, g := range cfg.ModelGroups {
+			if g.ContextWindowFallbacksSet != want {
+				t.Errorf("%s\ngroup %s: ContextWindowFallbacksSet %v, want %v", settings, name, g.ContextWindowFallbacksSet, want)
+			}
+		}
+		if _, ok := cfg.ModelGroups["s"]; strings.Contains(settings, `"s"`) && !ok {
+			t.Errorf("%s: the alias s is no group", settings)
+		}
+	}
+}

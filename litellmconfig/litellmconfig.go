@@ -1789,6 +1789,7 @@ func (p *parser) fallbacks(router, litellm map[string]any, deps []deployment) er
 func (p *parser) fallbacksOf(key string, list func(*completions.ModelGroup) *[]string, router, litellm map[string]any, deps []deployment) error {
 	var defaults []string
 	keyed := map[string]bool{} // names with fallbacks of their own
+	set := false               // any entry at all, "*" included
 	for _, src := range []struct {
 		path string
 		v    any
@@ -1806,6 +1807,7 @@ func (p *parser) fallbacksOf(key string, list func(*completions.ModelGroup) *[]s
 				return &Error{Path: fmt.Sprintf("%s[%d]", src.path, i), Message: "must be a map of model_name to a list of model_names, got " + kind(item)}
 			}
 			for _, from := range slices.Sorted(maps.Keys(m)) {
+				set = true
 				path := fmt.Sprintf("%s[%d].%s", src.path, i, from)
 				to, err := p.names(path, m[from], deps)
 				if err != nil {
@@ -1850,6 +1852,15 @@ func (p *parser) fallbacksOf(key string, list func(*completions.ModelGroup) *[]s
 			g, of := p.cfg.ModelGroups[alias], p.cfg.ModelGroups[target]
 			*list(&g) = slices.DeleteFunc(slices.Clone(*list(&of)), func(s string) bool { return s == alias })
 			p.cfg.ModelGroups[alias] = g
+		}
+	}
+	if key == "context_window_fallbacks" && set {
+		// LiteLLM's router with context_window_fallbacks set re-raises a prompt too long
+		// for a group without an entry (or with an empty one) rather than going on to
+		// its plain fallbacks.
+		for name, g := range p.cfg.ModelGroups {
+			g.ContextWindowFallbacksSet = true
+			p.cfg.ModelGroups[name] = g
 		}
 	}
 	return nil
