@@ -84,6 +84,10 @@ type AnthropicMessagesRequest struct {
 	ServiceTier string          `json:"service_tier,omitempty"`
 	// FallbackModels are tried in order when Model fails (Switchyard extension).
 	FallbackModels []string `json:"fallback_models,omitempty"`
+	// LiteLLMFallbacks are LiteLLM's request fallbacks and context_window_fallbacks, read
+	// as on chat completions: LiteLLM's /v1/messages goes through its router with the
+	// request's own.
+	LiteLLMFallbacks
 	// MaxRetries overrides the gateway's retries per model (Switchyard extension).
 	MaxRetries *int `json:"max_retries,omitempty" jsonschema:"minimum=0,maximum=10"`
 	// FaultPolicy holds the extension fields for timeouts, hedging and content filters.
@@ -226,7 +230,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	c := &OpenAIChatRequest{Model: r.Model, MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP,
 		Stop: OpenAIStop(r.StopSequences), Stream: r.Stream, FallbackModels: r.FallbackModels, MaxRetries: r.MaxRetries, FaultPolicy: r.FaultPolicy, Cache: r.Cache,
 		Guardrails: r.Guardrails, Tags: r.Tags, LiteLLMMetadata: r.LiteLLMMetadata,
-		LiteLLMMocks: r.LiteLLMMocks}
+		LiteLLMMocks: r.LiteLLMMocks, LiteLLMFallbacks: r.LiteLLMFallbacks}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

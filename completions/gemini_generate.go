@@ -46,6 +46,12 @@ type GeminiGenerateRequest struct {
 	CachedContent string `json:"cachedContent,omitempty"`
 	// Labels become the request's tags (Vertex AI's labels).
 	Labels map[string]string `json:"labels,omitempty"`
+	// Fallbacks and ContextWindowFallbacks are LiteLLM's request fallbacks and
+	// context_window_fallbacks (its proxy passes a generateContent body's to its router,
+	// as for chat completions), read as on chat completions; their values are the
+	// caller's model names, never rewritten to lowerCamelCase.
+	Fallbacks              json.RawMessage `json:"fallbacks,omitempty" jsonschema:"type=array,description=LiteLLM's fallbacks: model names tried in order when the model asked fails"`
+	ContextWindowFallbacks json.RawMessage `json:"contextWindowFallbacks,omitempty" jsonschema:"type=array,description=LiteLLM's context_window_fallbacks (also as context_window_fallbacks): [{gemini-2.0-flash: [gemini-2.5-pro]}]: the entry for the model asked is tried in place of the plain fallbacks when the prompt is too long for it"`
 }
 
 // GeminiContent is one turn: a role (user or model; "function" is read as user) and parts.
@@ -199,7 +205,8 @@ func (r *GeminiGenerateRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	if r.CachedContent != "" {
 		return nil, invalid("cachedContent", "is not supported: Google's context caches cannot be read by the gateway; send the contents")
 	}
-	c := &OpenAIChatRequest{Model: model, Stream: r.Stream, maxStop: MaxAnyStopSequences, fitMaxTokens: true, hideUnaskedReasoning: true}
+	c := &OpenAIChatRequest{Model: model, Stream: r.Stream, maxStop: MaxAnyStopSequences, fitMaxTokens: true, hideUnaskedReasoning: true,
+		LiteLLMFallbacks: LiteLLMFallbacks{Fallbacks: r.Fallbacks, ContextWindowFallbacks: r.ContextWindowFallbacks}}
 	if r.Stream {
 		c.StreamOptions = &OpenAIStreamOptions{IncludeUsage: true}
 	}

@@ -16,9 +16,10 @@ import (
 // to the spelling.
 
 // GeminiGenerateTopLevel are the names a generateContent (and streamGenerateContent) body
-// may hold, as Google's API and Vertex AI's define them.
+// may hold, as Google's API and Vertex AI's define them, and LiteLLM's request fallbacks
+// and context_window_fallbacks, which its proxy reads on these routes too.
 var GeminiGenerateTopLevel = []string{"model", "contents", "systemInstruction", "tools", "toolConfig", "generationConfig",
-	"safetySettings", "cachedContent", "labels"}
+	"safetySettings", "cachedContent", "labels", "fallbacks", "contextWindowFallbacks"}
 
 // GeminiCountTopLevel are the names a countTokens body may hold: Google's (contents or a
 // generateContentRequest) and Vertex AI's (model, contents, systemInstruction, tools,
@@ -29,6 +30,10 @@ var GeminiCountTopLevel = []string{"model", "contents", "generateContentRequest"
 // arguments and result, labels, JSON Schemas, a schema's example): their names are kept.
 var geminiOpaque = map[string]bool{"args": true, "response": true, "labels": true, "parametersJsonSchema": true,
 	"responseJsonSchema": true, "example": true, "default": true, "enum": true, "required": true, "propertyOrdering": true}
+
+// geminiModelNames are the top-level fields (LiteLLM's, in GeminiGenerateTopLevel) whose
+// values name models, kept as written: a model name is not a proto name.
+var geminiModelNames = map[string]bool{"fallbacks": true, "contextWindowFallbacks": true}
 
 // NormalizeGeminiJSON is body, a Gemini API request object whose top-level names must be
 // among known, with every proto field name (snake_case) rewritten to its JSON name
@@ -56,7 +61,10 @@ func NormalizeGeminiJSON(body []byte, known []string) ([]byte, error) {
 		if name != k {
 			changed = true
 		}
-		nv, err := normalizeGeminiValue(name, v)
+		nv, err := v, error(nil)
+		if !geminiModelNames[name] {
+			nv, err = normalizeGeminiValue(name, v)
+		}
 		if err != nil {
 			return nil, err
 		}
