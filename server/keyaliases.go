@@ -127,7 +127,10 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // aliasedJSONFields are the top-level fields of a JSON body naming models a key's alias
 // may stand in: the OpenAI-style routes' model, and the native /api/v1/completions'
 // models and fallback_models (each entry an alias or a model; the OpenAI-style routes'
-// fallback_models, Switchyard's own, alike).
+// fallback_models, Switchyard's own, alike). LiteLLM's own request fallbacks and
+// context_window_fallbacks are left as sent: LiteLLM's proxy rewrites a key alias in the
+// request's model alone (_update_model_if_key_alias_exists), so its callers name real
+// models there.
 var aliasedJSONFields = []string{"model", "models", "fallback_models"}
 
 // aliasedJSON is body, a JSON object, with its top-level "model" (a string), "models" and
