@@ -292,9 +292,10 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		if (a.Started.IsZero() || a.LostHedge()) && a.Outcome != completions.OutcomeOK {
 			continue // skipped without a call (its breaker open, its limit reached), or a lost hedge
 		}
-		if callerLeft(a) {
-			// The client went away while this deployment worked: LiteLLM counts no
-			// deployment failure for a disconnect, and the deployment did not fail.
+		if callerLeft(a) || cutAtShutdown(a) {
+			// The client went away, or the server's own shutdown cut the call, while this
+			// deployment worked: LiteLLM counts no deployment failure for a disconnect, and
+			// the deployment did not fail.
 			continue
 		}
 		v[lLiteLLMModel] = m.modelLabelAs(l.name(a.Model), a.Model, a.Outcome == completions.OutcomeOK)
@@ -338,6 +339,13 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 // before its end) rather than because its deployment failed.
 func callerLeft(a completions.Attempt) bool {
 	return a.Outcome == completions.OutcomeCancelled && (a.Kind == "client_gone" || a.Kind == "closed_early")
+}
+
+// cutAtShutdown reports whether attempt a was cut by the server itself (Kind "cut": its
+// graceful shutdown's timeout ran out, server.ErrShuttingDown) while its deployment
+// worked — no fault of the deployment's.
+func cutAtShutdown(a completions.Attempt) bool {
+	return a.Outcome == completions.OutcomeCancelled && a.Kind == "cut"
 }
 
 // askedBy is the model group a's deployment belongs to: the one it was tried under (a
