@@ -232,13 +232,25 @@ func newOpenAIModel(id string) openAIModel {
 type gatewayRoute struct {
 	g  *completions.Gateway
 	op string
+	// asked is the model a request of the route names outside its body (its path, its
+	// query, its client secret), "" when it names none there; nil on a route whose
+	// requests name their model in the body alone. A refusal before the handler records
+	// it (refuseBeforeHandler) without reading the body.
+	asked func(*http.Request) string
 }
 
 // handleGateway registers rt, a route of gateway g for operation op ("" for chat,
 // completions.OperationEmbeddings, …), with handler h: h's refusals are recorded
 // (recordRefusals), and so are the server's before h runs (refuseBeforeHandler).
 func (s *Server) handleGateway(rt Route, g *completions.Gateway, op string, h HandlerFunc) {
-	s.gateways[rt.muxPattern()] = gatewayRoute{g: g, op: op}
+	s.handleGatewayAsking(rt, g, op, nil, h)
+}
+
+// handleGatewayAsking is handleGateway for a route whose requests may name their model
+// outside the body: asked reads it (see gatewayRoute.asked), for the server's refusals
+// before h runs to be recorded with it.
+func (s *Server) handleGatewayAsking(rt Route, g *completions.Gateway, op string, asked func(*http.Request) string, h HandlerFunc) {
+	s.gateways[rt.muxPattern()] = gatewayRoute{g: g, op: op, asked: asked}
 	s.Handle(rt, recordRefusals(g, op, withKeyAliases(h)))
 }
 
@@ -247,11 +259,17 @@ func (s *Server) handleGateway(rt Route, g *completions.Gateway, op string, h Ha
 // body too large's 413). On a gateway route (handleGateway) the request is recorded
 // through the gateway's Observer as the handler's own refusals are (recordRefusals), so
 // that the usage history and /spend/logs hold it under its request id, with the key, team
-// and user of its caller; without the model it asked for, as its body is not read.
+// and user of its caller, and with the model it asked for where the request names it
+// outside its body (gatewayRoute.asked: a realtime session's ?model=, a Gemini or Azure
+// deployment route's path) — the body is not read for it.
 func (s *Server) refuseBeforeHandler(w http.ResponseWriter, r *http.Request, pattern string, ae *APIError) {
 	s.respondError(w, r, ae, nil)
 	if gr, ok := s.gateways[pattern]; ok {
-		gr.g.ObserveRefused(r.Context(), completionsScope(r, time.Now()), gr.op, false, ae)
+		asked := ""
+		if gr.asked != nil {
+			asked = gr.asked(r)
+		}
+		gr.g.ObserveRefusedAsking(r.Context(), completionsScope(r, time.Now()), gr.op, false, asked, ae)
 	}
 }
 

@@ -136,6 +136,12 @@ func (s *Server) registerDeploymentRoutes() {
 		rt.Headers = append(slices.Clone(rt.Headers), HeaderParam{Name: "api-key",
 			Description: "the key, as Azure OpenAI's SDKs send it (in place of Authorization: Bearer)"})
 		wildcard, h := d.wildcard, v1.h
+		if gr, ok := s.gateways["POST "+d.v1]; ok {
+			// Refused before the handler (a rate, a body too large): recorded as the /v1
+			// route's are, with the path's model.
+			gr.asked = deploymentAskedModel(d.path)
+			s.gateways[rt.muxPattern()] = gr
+		}
 		s.Handle(rt, func(w http.ResponseWriter, r *http.Request) error {
 			model := r.PathValue(wildcard)
 			if strings.TrimSpace(model) == "" {

@@ -105,12 +105,12 @@ var geminiMethods = []string{"generateContent", "streamGenerateContent", "countT
 // list in Google's shape.
 func (s *Server) geminiRoutes(g *completions.Gateway) {
 	for _, prefix := range []string{"/v1beta/models/", "/v1/models/"} {
-		s.handleGateway(Route{Method: "POST", Path: prefix + "{model...}",
+		s.handleGatewayAsking(Route{Method: "POST", Path: prefix + "{model...}",
 			Summary: "Gemini API over the same gateway: model is {model}:generateContent, {model}:streamGenerateContent (alt=sse for server-sent events) or {model}:countTokens (Google's GenAI SDKs and Gemini CLI reach any configured model; key in x-goog-api-key, ?key= or Authorization)",
 			Tags:    []string{"Completions"}, Request: completions.GeminiGenerateRequest{}, Response: completions.GeminiResponse{}, Stream: true, ScopedKeys: true,
 			Query:  []QueryParam{{Name: "alt", Description: "sse: stream server-sent events (streamGenerateContent)"}, {Name: "key", Description: "the API key, as Google's clients may send it"}},
 			Errors: geminiErrors},
-			g, "", func(w http.ResponseWriter, r *http.Request) error { return s.handleGemini(g, w, r) })
+			g, "", geminiAskedModel(prefix), func(w http.ResponseWriter, r *http.Request) error { return s.handleGemini(g, w, r) })
 	}
 	s.Handle(Route{Method: "GET", Path: "/v1beta/models", Summary: "The models this server can route to, in the Gemini API's list shape (name models/{id}, supportedGenerationMethods)",
 		Tags: []string{"Completions"}, Response: geminiModelList{}, ScopedKeys: true,

@@ -170,13 +170,13 @@ func (s *Server) realtimeRoutes(g *completions.Gateway) {
 		s.realtime.shutdown()
 		return s.realtime.wait(ctx)
 	})
-	s.handleGateway(Route{Method: "GET", Path: realtimePath,
+	s.handleGatewayAsking(Route{Method: "GET", Path: realtimePath,
 		Summary: "OpenAI-compatible Realtime API: a WebSocket relayed as it is to the provider's realtime session (wss://api.openai.com/v1/realtime?model=…, or an Azure OpenAI realtime deployment), with the gateway's key (Authorization: Bearer, or a browser's subprotocol openai-insecure-api-key.<key>; the subprotocol realtime is selected); held to the key's models and budget before the upgrade, each response.done's usage billed as it comes and the session recorded once at its end",
 		Tags:    []string{"Completions"}, ScopedKeys: true, Errors: realtimeErrors,
 		Query: []QueryParam{{Name: "model", Description: "the realtime model: gpt-realtime, openai/gpt-realtime, azure/{deployment}, or a model group of realtime models (required unless intent=transcription or a client secret names it)"},
 			{Name: "deployment", Description: "Azure OpenAI's name for the model (taken when model is not given)"},
 			{Name: "intent", Description: "transcription: a transcription-only session (no responses), whose model is the transcription model (gpt-4o-transcribe, gpt-4o-mini-transcribe, whisper-1, gpt-realtime-whisper when model is absent); the gateway dials the provider's ?intent=transcription session and binds it to that model"}}},
-		g, completions.OperationRealtime, func(w http.ResponseWriter, r *http.Request) error {
+		g, completions.OperationRealtime, realtimeAskedModel, func(w http.ResponseWriter, r *http.Request) error {
 			return s.handleRealtime(g, w, r)
 		})
 }

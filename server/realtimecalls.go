@@ -37,14 +37,14 @@ const realtimeCallHangUpTimeout = 10 * time.Second
 
 // realtimeCallRoutes registers POST /v1/realtime/calls over g.
 func (s *Server) realtimeCallRoutes(g *completions.Gateway) {
-	s.handleGateway(Route{Method: "POST", Path: "/v1/realtime/calls",
+	s.handleGatewayAsking(Route{Method: "POST", Path: "/v1/realtime/calls",
 		Summary: "OpenAI-compatible realtime call over WebRTC: the SDP offer (application/sdp with a client secret or ?model=; or multipart/form-data with sdp and session) goes to the provider and its SDP answer comes back (201, Location /v1/realtime/calls/{call_id}); the audio flows between caller and provider while the gateway watches the call's sideband, billing each response.done to the key and recording the call when it ends",
 		Tags:    []string{"Completions"}, ScopedKeys: true, VirtualKeys: true, Status: http.StatusCreated,
 		Request: realtimeCallForm{}, RequestContentType: "multipart/form-data", ResponseContentTypes: []string{"application/sdp"}, MaxBodyBytes: maxSDPOffer + 64<<10,
 		Query: []QueryParam{{Name: "model", Description: "the realtime model when neither a client secret nor session.model names it"}},
 		Errors: map[int]string{400: "no SDP offer or no model (named); the provider refused the offer or the model", 401: "key_model_access_denied (LiteLLM's): the key may not call the model",
 			429: "the key's budget is spent", 502: "the provider could not be reached, or its call could not be watched (it is hung up)"}},
-		g, completions.OperationRealtime, func(w http.ResponseWriter, r *http.Request) error {
+		g, completions.OperationRealtime, realtimeCallAskedModel, func(w http.ResponseWriter, r *http.Request) error {
 			return s.handleRealtimeCall(g, w, r)
 		})
 	s.Handle(Route{Method: "POST", Path: realtimeHangUpPattern[len("POST "):],
