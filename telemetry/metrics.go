@@ -139,7 +139,7 @@ func New(opts Options) *Metrics {
 		Help:    "Model selection latency by router.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}}, []string{"router"})
 	m.storeOps = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_store_operation_duration_seconds",
-		Help:    "Store operation latency by operation (get, list, put, delete, update) and outcome.",
+		Help:    "Store operation latency by operation (get, get_many, list, put, delete, update) and outcome (ok, not_found, error).",
 		Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}}, []string{"operation", "outcome"})
 	m.sandboxRun = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "switchyard_sandbox_run_duration_seconds",
 		Help:    "Sandbox runs (an agent over a batch of rows) by backend and outcome (ok, job_error, unavailable, cancelled).",

@@ -426,4 +426,11 @@ func TestPendingChargeGauges(t *testing.T) {
 	if w := got["switchyard_budget_pending_charge_oldest_seconds"]; w < 59 {
 		t.Errorf("oldest pending charge's wait = %v s, want about 60", w)
 	}
+	// Since PostgreSQL's transaction status is asked, "unknown" covers only the charges
+	// whose outcome the store cannot tell: its help says so.
+	for _, f := range fams {
+		if f.GetName() == "switchyard_budget_pending_charges_unknown_total" && !strings.Contains(f.GetHelp(), "cannot tell") {
+			t.Errorf("%s help %q: does not say it counts only the charges whose outcome the store cannot tell", f.GetName(), f.GetHelp())
+		}
+	}
 }

@@ -35,7 +35,7 @@ var (
 	pendingLostDesc = prometheus.NewDesc("switchyard_budget_pending_charges_lost_total",
 		"Budget charges given up: too many pending, or still pending when the gateway closed.", nil, nil)
 	pendingUnknownDesc = prometheus.NewDesc("switchyard_budget_pending_charges_unknown_total",
-		"Budget charges whose commit got no answer (maybe kept), not applied again.", nil, nil)
+		"First budget charges whose commit got no answer and whose outcome the store cannot tell (a store without PostgreSQL's transaction status to ask; one that can tell keeps the charge pending until it does): maybe kept, not applied again.", nil, nil)
 )
 
 type pendingChargesCollector struct {
