@@ -207,6 +207,12 @@ func faultGatewayWith(t *testing.T, tweak func(*Options)) (*Gateway, *scriptedUp
 	return g, up, sleeps
 }
 
+// untimed lifts a fault gateway's attempt, first-token and idle timeouts far past a
+// loaded machine's pauses, for a test whose upstreams end by its own doing, not a timeout.
+func untimed(o *Options) {
+	o.AttemptTimeout, o.FirstTokenTimeout, o.StreamIdleTimeout = time.Minute, time.Minute, time.Minute
+}
+
 // runFault sends one request through g and returns what the client got.
 func runFault(t *testing.T, g *Gateway, c faultCase) (resp *Response, seen string, attempts []Attempt, err error) {
 	t.Helper()
@@ -476,9 +482,11 @@ func TestOpenAIContinuationChunksNameTheirModel(t *testing.T) {
 // TestHedgeReport: the hedged start that lost is in the attempts, cancelled, with its
 // (estimated) prompt usage added to the answer's.
 func TestHedgeReport(t *testing.T) {
-	// Nothing here waits for the idle timeout: a generous one keeps a loaded machine's
-	// scheduling pauses from cutting the winner's stream.
-	g, up, _ := faultGatewayWith(t, func(o *Options) { o.StreamIdleTimeout = 2 * time.Second })
+	// Nothing here waits for a timeout: the silent primary is released by the hedge's
+	// win, not by its first-token timeout, so the timeouts are far past any scheduling
+	// pause of a loaded machine (the backup's first token late past 150 ms timed the
+	// primary out first: a failure, not a lost hedge).
+	g, up, _ := faultGatewayWith(t, untimed)
 	up.on("primary", slowFirstToken())
 	up.on("backup", slowAnswer(backupAnswer, 5*time.Millisecond)) // the winner keeps streaming after the race
 	resp, seen, attempts, err := runFault(t, g, faultCase{stream: true, backup: true, policy: FaultPolicy{HedgeAfter: ptr(0.02)}})
@@ -496,7 +504,7 @@ func TestHedgeReport(t *testing.T) {
 // TestHedgeNonStreamed: a non-streamed request with hedge_after is hedged too (streamed
 // internally): the silent primary is cancelled, the backup's whole answer returned.
 func TestHedgeNonStreamed(t *testing.T) {
-	g, up, _ := faultGatewayWith(t, func(o *Options) { o.StreamIdleTimeout = 2 * time.Second })
+	g, up, _ := faultGatewayWith(t, untimed) // as TestHedgeReport
 	up.on("primary", slowFirstToken())
 	up.on("backup", answer(backupAnswer))
 	resp, _, attempts, err := runFault(t, g, faultCase{backup: true, policy: FaultPolicy{HedgeAfter: ptr(0.02)}})
