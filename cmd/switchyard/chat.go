@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchyard-ai/switchyard/client"
+	"github.com/switchyard-ai/switchyard/providers"
 )
 
 func runChat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -31,6 +32,8 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.Var(&fallbacks, "fallback", "model tried, in order, after every -m model failed; repeatable")
 	system := fs.String("system", "", "system prompt")
 	temperature := fs.Float64("temperature", -1, "sampling temperature 0-1; negative (the default): the model's own")
+	logprobs := fs.Bool("logprobs", false, "print each token of the answer with its log probability after it (only models that give them are tried; provider/model names only)")
+	topLogprobs := fs.Int("top-logprobs", 0, fmt.Sprintf("with each token, print the N likeliest tokens at its position with theirs (0-%d; implies --logprobs)", providers.MaxTopLogprobs))
 	words, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -39,11 +42,22 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fs.Usage()
 		return errors.New("-m provider/model is required")
 	}
+	if *topLogprobs < 0 || *topLogprobs > providers.MaxTopLogprobs {
+		return &usageError{err: fmt.Errorf("--top-logprobs must be 0 to %d (got %d)", providers.MaxTopLogprobs, *topLogprobs)}
+	}
+	*logprobs = *logprobs || *topLogprobs > 0
 	c, err := cf.client()
 	if err != nil {
 		return err
 	}
 	if len(models) == 1 && !strings.Contains(models[0], "/") {
+		if *logprobs {
+			flagName := "--logprobs"
+			if *topLogprobs > 0 {
+				flagName = "--top-logprobs"
+			}
+			return &usageError{err: fmt.Errorf("%s takes provider/model names (asked through the native /api/v1/completions): %q is asked through /v1/chat/completions", flagName, models[0])}
+		}
 		// A name without a provider (a model group of the server's LiteLLM config or
 		// --model-groups, a /model/new deployment, or a catalogued OpenAI name) is served by
 		// the OpenAI-compatible route only: the native one takes provider/model names.
@@ -56,7 +70,7 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		return converse(ctx, stdin, stderr, func(text string, _ bool) error { return g.turn(ctx, text) })
 	}
-	base := client.CompletionRequest{Models: models, FallbackModels: fallbacks}
+	base := client.CompletionRequest{Models: models, FallbackModels: fallbacks, Logprobs: *logprobs, TopLogprobs: *topLogprobs}
 	if *temperature >= 0 {
 		base.Temperature = temperature
 	}
@@ -79,7 +93,10 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 		conversation = final.ConversationID
 		if cf.jsonOut {
-			return printJSON(stdout, final)
+			return printJSON(stdout, final) // with its logprobs when asked
+		}
+		if *logprobs {
+			printLogprobs(stdout, final.Logprobs)
 		}
 		fmt.Fprintln(stderr, answerSummary(final))
 		return nil
