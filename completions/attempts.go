@@ -1252,8 +1252,14 @@ func (g *Gateway) callAttempts(ctx context.Context, p *plan, what string, call f
 	err = g.run(dctx, p, func(ctx context.Context, t target) error {
 		begin = g.opts.Now()
 		limit := g.attemptTimeout(p, t.name) // the model's own Timeout may be shorter
-		actx, cancel := context.WithTimeout(ctx, limit)
-		defer cancel()
+		actx := ctx
+		if d, ok := ctx.Deadline(); !ok || time.Now().Add(limit).Before(d) {
+			// Only an attempt timeout ending before the request's deadline needs a context
+			// of its own (7 allocations); one ending after it would be ctx's own deadline.
+			var cancel context.CancelFunc
+			actx, cancel = context.WithTimeout(ctx, limit)
+			defer cancel()
+		}
 		if err := call(ctx, actx, t, begin); err != nil {
 			if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 				return timeoutError(t, what, limit)
