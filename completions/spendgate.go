@@ -185,7 +185,32 @@ func (sg *spendGate) rateOwn(b *Budget, now time.Time) error {
 
 type gateState struct {
 	inflight int
-	idle     chan struct{} // closed when inflight drops to 0
+	idle     chan struct{} // closed when inflight drops to 0; made by the first wait (waitIdle)
+}
+
+// waitIdle is st's idle channel, made now when none waited before (a request alone in
+// the gate, the common case, makes none). sg.mu must be held.
+func (st *gateState) waitIdle() chan struct{} {
+	if st.idle == nil {
+		st.idle = make(chan struct{})
+	}
+	return st.idle
+}
+
+// gateTicket is one request admitLocal let in, counted out once by release; the request
+// that opened its key's run of requests in flight keeps the key's gateState in it (one
+// allocation for both).
+type gateTicket struct {
+	state gateState // the key's, when this request found none in flight
+	sg    *spendGate
+	key   any
+	st    *gateState // the key's state this request is counted in
+	once  sync.Once
+}
+
+// release counts t's request out of the gate, once however often it is called.
+func (t *gateTicket) release() {
+	t.once.Do(func() { t.sg.leave(t.key, t.st) })
 }
 
 // admit waits (within ctx) until b may take one more request and counts it in flight; the
@@ -254,14 +279,15 @@ func (sg *spendGate) admitLocal(ctx context.Context, b *Budget, choice bool) (re
 		if sg.m == nil {
 			sg.m = map[any]*gateState{}
 		}
-		st := sg.m[key]
-		if st == nil {
-			st = &gateState{idle: make(chan struct{})}
-			sg.m[key] = st
+		t := &gateTicket{sg: sg, key: key, st: sg.m[key]}
+		if t.st == nil {
+			t.st = &t.state
+			sg.m[key] = t.st
 		}
+		st := t.st
 		if u.CostUSD == 0 && u.Tokens == 0 && st.inflight > 0 && !choice {
 			// Nothing spent yet to estimate a request's cost from: one at a time.
-			idle := st.idle
+			idle := st.waitIdle()
 			sg.mu.Unlock()
 			select {
 			case <-idle:
@@ -276,10 +302,7 @@ func (sg *spendGate) admitLocal(ctx context.Context, b *Budget, choice bool) (re
 		}
 		st.inflight++
 		sg.mu.Unlock()
-		var once sync.Once
-		return func() {
-			once.Do(func() { sg.leave(key, st) })
-		}, nil
+		return t.release, nil
 	}
 }
 
@@ -292,7 +315,7 @@ func (sg *spendGate) enter(key any) *gateState {
 	}
 	st := sg.m[key]
 	if st == nil {
-		st = &gateState{idle: make(chan struct{})}
+		st = &gateState{}
 		sg.m[key] = st
 	}
 	st.inflight++
@@ -305,7 +328,9 @@ func (sg *spendGate) leave(key any, st *gateState) {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
 	if st.inflight--; st.inflight == 0 {
-		close(st.idle)
+		if st.idle != nil {
+			close(st.idle)
+		}
 		if sg.m[key] == st {
 			delete(sg.m, key)
 		}

@@ -167,7 +167,7 @@ func (sg *spendGate) waitLease(ctx context.Context, key any, poll time.Duration)
 	sg.mu.Lock()
 	var idle chan struct{}
 	if st := sg.m[key]; st != nil {
-		idle = st.idle
+		idle = st.waitIdle()
 	}
 	sg.mu.Unlock()
 	t := time.NewTimer(poll)
