@@ -100,6 +100,12 @@ type ChatCompletionRequest struct {
 	// Guardrails names the server's opt-in guardrails to run on the request (LiteLLM's
 	// request-body field); a block is an *Error matching ErrGuardrailBlocked.
 	Guardrails []string `json:"guardrails,omitempty"`
+	// Logprobs asks for the log probability of each token of the answer (each choice's
+	// Logprobs, and each chunk's own tokens when streamed); TopLogprobs (0 to 20, with
+	// Logprobs only) for that many likeliest alternatives at each position. Only models
+	// that give them are tried; none fitting is a 400 *Error naming logprobs.
+	Logprobs    bool `json:"logprobs,omitempty"`
+	TopLogprobs int  `json:"top_logprobs,omitempty"`
 }
 
 // ChatCompletionUsage is OpenAI's usage object.
@@ -143,6 +149,9 @@ type ChatCompletionChoice struct {
 	Message ChatCompletionResponseMessage `json:"message"`
 	// FinishReason is "stop", "length", "tool_calls", "content_filter".
 	FinishReason string `json:"finish_reason"`
+	// Logprobs are the choice's tokens' log probabilities when the request asked for them
+	// (ChatCompletionRequest.Logprobs); nil otherwise.
+	Logprobs *Logprobs `json:"logprobs,omitempty"`
 }
 
 // ChatCompletionExtension is the "switchyard" member of a chat.completion: the gateway's
@@ -200,6 +209,9 @@ type ChatCompletionChunkChoice struct {
 	Delta ChatCompletionDelta `json:"delta"`
 	// FinishReason is nil until the choice's last chunk.
 	FinishReason *string `json:"finish_reason"`
+	// Logprobs are the log probabilities of this delta's tokens when the request asked for
+	// them (ChatCompletionRequest.Logprobs); nil otherwise.
+	Logprobs *Logprobs `json:"logprobs,omitempty"`
 }
 
 // ChatCompletionChunk is an OpenAI "chat.completion.chunk" object. The usage chunk asked
@@ -320,7 +332,7 @@ func chunksOf(r *ChatCompletionResponse, opts *ChatStreamOptions) []ChatCompleti
 		for i, tc := range ch.Message.ToolCalls {
 			d.ToolCalls = append(d.ToolCalls, ChatToolCallDelta{Index: i, ID: tc.ID, Type: tc.Type, Function: tc.Function})
 		}
-		ck.Choices = append(ck.Choices, ChatCompletionChunkChoice{Index: ch.Index, Delta: d, FinishReason: &fr})
+		ck.Choices = append(ck.Choices, ChatCompletionChunkChoice{Index: ch.Index, Delta: d, FinishReason: &fr, Logprobs: ch.Logprobs})
 	}
 	out := []ChatCompletionChunk{ck}
 	if opts != nil && opts.IncludeUsage {

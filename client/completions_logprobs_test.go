@@ -128,3 +128,68 @@ func TestCompleteLogprobs(t *testing.T) {
 		t.Fatalf("a model without log probabilities: %v, want a 422 naming logprobs", err)
 	}
 }
+
+// TestChatCompletionLogprobs: the Go client asks the OpenAI-compatible route for log
+// probabilities (ChatCompletionRequest.Logprobs, TopLogprobs) and reads them from the
+// answer's choice and each streamed chunk's choice, in OpenAI's shape; unasked there are
+// none, and a model that gives none is a 400 *Error naming logprobs.
+func TestChatCompletionLogprobs(t *testing.T) {
+	up := fakeLogprobsUpstream(t)
+	c, _ := realServer(t, func(st *store.Store, _ string) []server.Option {
+		reg := providers.NewRegistry(
+			providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL, APIKey: "sk-test"}),
+			providers.NewAnthropic(providers.Config{Name: "anthropic", BaseURL: up.URL, APIKey: "sk-an"}))
+		g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []server.Option{server.Completions(g)}
+	})
+	ctx := context.Background()
+	req := &client.ChatCompletionRequest{Model: "openai/gpt-4o-mini", Logprobs: true, TopLogprobs: 1,
+		Messages: []client.ChatCompletionMessage{{Role: "user", Content: "Is it?"}}}
+	res, err := c.ChatCompletion(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := res.Choices[0].Logprobs
+	if lp == nil || len(lp.Content) != 2 || lp.Content[0].Token != "Yes" || lp.Content[0].Logprob != -0.25 ||
+		len(lp.Content[1].TopLogprobs) != 1 || string(rune(lp.Content[1].Bytes[0])) != "!" {
+		t.Fatalf("answer logprobs %+v", lp)
+	}
+
+	st, err := c.ChatCompletionStream(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var tokens []string
+	for ck, err := range st.Chunks() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ck.Choices) == 0 || ck.Text() == "" {
+			continue
+		}
+		if ck.Choices[0].Logprobs == nil {
+			t.Fatalf("chunk %q without logprobs", ck.Text())
+		}
+		for _, tok := range ck.Choices[0].Logprobs.Content {
+			tokens = append(tokens, tok.Token)
+		}
+	}
+	if strings.Join(tokens, "|") != "Yes|!" {
+		t.Fatalf("streamed tokens %q", tokens)
+	}
+
+	plain, err := c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: req.Model, Messages: req.Messages})
+	if err != nil || plain.Choices[0].Logprobs != nil {
+		t.Fatalf("unasked: %+v %v", plain, err)
+	}
+
+	_, err = c.ChatCompletion(ctx, &client.ChatCompletionRequest{Model: "anthropic/claude-sonnet-4-20250514", Messages: req.Messages, Logprobs: true})
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status != http.StatusBadRequest || !strings.Contains(e.Message, "logprobs") {
+		t.Fatalf("a model without log probabilities: %v, want a 400 naming logprobs", err)
+	}
+}
