@@ -32,7 +32,7 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.Var(&fallbacks, "fallback", "model tried, in order, after every -m model failed; repeatable")
 	system := fs.String("system", "", "system prompt")
 	temperature := fs.Float64("temperature", -1, "sampling temperature 0-1; negative (the default): the model's own")
-	logprobs := fs.Bool("logprobs", false, "print each token of the answer with its log probability after it (only models that give them are tried; provider/model names only)")
+	logprobs := fs.Bool("logprobs", false, "print each token of the answer with its log probability after it (only models that give them are tried)")
 	topLogprobs := fs.Int("top-logprobs", 0, fmt.Sprintf("with each token, print the N likeliest tokens at its position with theirs (0-%d; implies --logprobs)", providers.MaxTopLogprobs))
 	words, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -51,17 +51,11 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return err
 	}
 	if len(models) == 1 && !strings.Contains(models[0], "/") {
-		if *logprobs {
-			flagName := "--logprobs"
-			if *topLogprobs > 0 {
-				flagName = "--top-logprobs"
-			}
-			return &usageError{err: fmt.Errorf("%s takes provider/model names (asked through the native /api/v1/completions): %q is asked through /v1/chat/completions", flagName, models[0])}
-		}
 		// A name without a provider (a model group of the server's LiteLLM config or
 		// --model-groups, a /model/new deployment, or a catalogued OpenAI name) is served by
 		// the OpenAI-compatible route only: the native one takes provider/model names.
-		g := &groupChat{c: c, model: models[0], fallbacks: fallbacks, system: *system, jsonOut: cf.jsonOut, stdout: stdout, stderr: stderr}
+		g := &groupChat{c: c, model: models[0], fallbacks: fallbacks, system: *system, jsonOut: cf.jsonOut, stdout: stdout, stderr: stderr,
+			logprobs: *logprobs, topLogprobs: *topLogprobs}
 		if *temperature >= 0 {
 			g.temperature = temperature
 		}

@@ -20,6 +20,10 @@ type groupChat struct {
 	fallbacks   []string
 	system      string
 	temperature *float64
+	// logprobs and topLogprobs ask for the answer's log probabilities (--logprobs,
+	// --top-logprobs), printed after it or carried in its JSON.
+	logprobs    bool
+	topLogprobs int
 	jsonOut     bool
 	stdout      io.Writer
 	stderr      io.Writer
@@ -38,6 +42,9 @@ type groupAnswer struct {
 	RequestID  string                          `json:"request_id,omitempty"`
 	LatencyMS  int64                           `json:"latency_ms"`
 	TTFTMS     int64                           `json:"ttft_ms"`
+	// Logprobs are the answer's tokens' log probabilities, gathered from its chunks, when
+	// --logprobs asked for them.
+	Logprobs *client.Logprobs `json:"logprobs,omitempty"`
 }
 
 // turn sends text after the conversation so far, streams the answer to stdout (or prints
@@ -50,7 +57,8 @@ func (g *groupChat) turn(ctx context.Context, text string) error {
 	}
 	msgs = append(msgs, client.ChatCompletionMessage{Role: "user", Content: text})
 	req := &client.ChatCompletionRequest{Model: g.model, Messages: msgs, Temperature: g.temperature,
-		FallbackModels: g.fallbacks, StreamOptions: &client.ChatStreamOptions{IncludeUsage: true}}
+		FallbackModels: g.fallbacks, StreamOptions: &client.ChatStreamOptions{IncludeUsage: true},
+		Logprobs: g.logprobs, TopLogprobs: g.topLogprobs}
 	start := time.Now()
 	st, err := g.c.ChatCompletionStream(ctx, req)
 	if err != nil {
@@ -62,6 +70,7 @@ func (g *groupChat) turn(ctx context.Context, text string) error {
 		out = io.Discard
 	}
 	ans := groupAnswer{Requested: g.model, RequestID: st.RequestID(), TTFTMS: -1}
+	var logprobs client.Logprobs
 	var content strings.Builder
 	for st.Next() {
 		ck := st.Chunk()
@@ -70,6 +79,10 @@ func (g *groupChat) turn(ctx context.Context, text string) error {
 		}
 		if ck.Model != "" {
 			ans.Model = ck.Model
+		}
+		if len(ck.Choices) > 0 && ck.Choices[0].Logprobs != nil {
+			logprobs.Content = append(logprobs.Content, ck.Choices[0].Logprobs.Content...)
+			logprobs.Refusal = append(logprobs.Refusal, ck.Choices[0].Logprobs.Refusal...)
 		}
 		if t := ck.Text(); t != "" {
 			if ans.TTFTMS < 0 {
@@ -88,9 +101,15 @@ func (g *groupChat) turn(ctx context.Context, text string) error {
 	ans.Content = content.String()
 	ans.Usage = st.Usage()
 	ans.Switchyard = st.Summary()
+	if g.logprobs {
+		ans.Logprobs = &logprobs
+	}
 	g.history = append(msgs, client.ChatCompletionMessage{Role: "assistant", Content: ans.Content})
 	if g.jsonOut {
 		return printJSON(g.stdout, ans)
+	}
+	if g.logprobs {
+		printLogprobs(g.stdout, ans.Logprobs)
 	}
 	fmt.Fprintln(g.stderr, groupSummary(&ans))
 	return nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // logprobsUpstream is a fake OpenAI upstream streaming "Hello world" with each token's log
@@ -63,13 +65,15 @@ func (u *logprobsUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // log probabilities and prints each token (quoted) with its log probability and the
 // probability it stands for after the answer; --top-logprobs N (which implies --logprobs)
 // asks for N alternatives and prints them with each token; --json carries them in the
-// answer. --top-logprobs outside 0-20, or --logprobs with a model group (asked through
-// /v1/chat/completions), is a command line error (exit 2) naming the flag.
+// answer. With a model group (asked through /v1/chat/completions) the flags ask that route
+// for them (logprobs, top_logprobs) and print them the same way, gathered from the
+// answer's chunks. --top-logprobs outside 0-20 is a command line error (exit 2) naming the
+// flag.
 func TestChatLogprobs(t *testing.T) {
 	up := &logprobsUpstream{}
 	ts := httptest.NewServer(up)
 	t.Cleanup(ts.Close)
-	url := chatServerOver(t, ts.URL, nil)
+	url := chatServerOver(t, ts.URL, map[string]completions.ModelGroup{"smart": {Models: []string{"openai/gpt-4o-mini"}}})
 	base := []string{"chat", "--url", url, "--key", cliKey, "-m", "openai/gpt-4o-mini"}
 
 	code, out, errOut := cli(t, append(base, "--top-logprobs", "2", "Say", "hello")...)
@@ -131,12 +135,29 @@ func TestChatLogprobs(t *testing.T) {
 			t.Errorf("%v: code %d, stderr %q, want 2 naming %s", tc.args, code, errOut, tc.flag)
 		}
 	}
-	if code, _, errOut := cli(t, "chat", "--url", url, "--key", cliKey, "-m", "smart", "--logprobs", "hi"); code != 2 || !strings.Contains(errOut, "--logprobs") {
-		t.Errorf("--logprobs with a model group: code %d, stderr %q, want 2 naming --logprobs", code, errOut)
+	group := []string{"chat", "--url", url, "--key", cliKey, "-m", "smart"}
+	code, out, errOut = cli(t, append(group, "--top-logprobs", "2", "Say", "hello")...)
+	if code != 0 {
+		t.Fatalf("a model group with --top-logprobs 2: code %d, stderr %q", code, errOut)
 	}
+	for _, want := range []string{"Hello world\n", "logprobs (2 tokens):\n", `top: "Hello" -0.0100 (99.00%), "Hi" -4.6052 (1.00%)`, `" there" -1.2000 (30.12%)`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a model group with --top-logprobs 2: stdout %q lacks %q", out, want)
+		}
+	}
+	code, out, errOut = cli(t, append(group, "--logprobs", "--json", "Say", "hello")...)
+	ans.Logprobs.Content = nil
+	if err := json.Unmarshal([]byte(out), &ans); code != 0 || err != nil || len(ans.Logprobs.Content) != 2 || ans.Logprobs.Content[1].Token != " world" || ans.Logprobs.Content[1].Logprob != -0.5 {
+		t.Errorf("a model group with --logprobs --json: code %d, %v, stdout %q, stderr %q", code, err, out, errOut)
+	}
+	code, out, _ = cli(t, append(group, "Say", "hello")...)
+	if code != 0 || strings.Contains(out, "logprobs") {
+		t.Errorf("a model group without --logprobs: code %d, stdout %q", code, out)
+	}
+	want = append(want, "logprobs=true top=2", "logprobs=true top=0", "logprobs=false top=0")
 	up.mu.Lock()
 	defer up.mu.Unlock()
-	if len(up.asked) != len(want) {
-		t.Errorf("refused command lines reached the upstream: %q", up.asked[len(want):])
+	if strings.Join(up.asked, "; ") != strings.Join(want, "; ") {
+		t.Errorf("upstream asked %q, want %q (refused command lines must not reach it)", up.asked, want)
 	}
 }
