@@ -153,3 +153,29 @@ func TestResolverPassesLogprobs(t *testing.T) {
 		t.Errorf("not asked: upstream asked %v, answer's logprobs %+v", up.asked, resp.Logprobs)
 	}
 }
+
+// TestResolverPassesSingleToolCall: a library caller of the gateway as a provider that reads
+// one tool call only (providers.Request.SingleToolCall, as a legacy functions surface does)
+// has the upstream asked for one; one that does not, not.
+func TestResolverPassesSingleToolCall(t *testing.T) {
+	h := newHarness(t, nil)
+	h.a.on("m", step{text: "one"}, step{text: "two"})
+	p, model, err := Resolver{Gateway: h.g, Scope: Scope{Owner: "k"}}.Resolve("a/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []providers.Tool{{Name: "lookup", Parameters: []byte(`{"type":"object"}`)}}
+	msgs := []providers.Message{{Role: "user", Content: "look it up"}}
+	if _, err := p.Complete(context.Background(), &providers.Request{Model: model, Messages: msgs, Tools: tools, SingleToolCall: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !h.a.lastRequest().SingleToolCall {
+		t.Error("SingleToolCall did not reach the upstream request")
+	}
+	if _, err := p.Complete(context.Background(), &providers.Request{Model: model, Messages: msgs, Tools: tools}); err != nil {
+		t.Fatal(err)
+	}
+	if h.a.lastRequest().SingleToolCall {
+		t.Error("SingleToolCall asked though the caller did not")
+	}
+}

@@ -201,6 +201,10 @@ type Request struct {
 	// and upstreams are asked for one call (providers.Request.SingleToolCall): the answer
 	// carries one only.
 	legacyFunctions bool
+	// singleToolCall: a library caller of the gateway as a provider (gatewayProvider) reads
+	// one tool call of the answer only (its providers.Request.SingleToolCall): upstreams are
+	// asked for one, as for legacyFunctions, without the chat surface's function_call writing.
+	singleToolCall bool
 	// fieldName, when set, renames the fields of validation errors to the caller's request
 	// (a /v1/responses request's input[…] for the chat request's messages[…]).
 	fieldName func(string) string
