@@ -94,8 +94,9 @@ func legacyToolChoice(raw json.RawMessage) (OpenAIToolChoice, error) {
 // given one, a call of its function with arguments "{}", so every provider gets a
 // conversation it takes (Anthropic and Gemini refuse a result without its call): made by
 // the assistant message just before it when that one calls nothing (Gemini refuses a call
-// in a turn following another of the model's), else by an assistant message put before it.
-// Fields of later errors keep the caller's indices.
+// in a turn following another of the model's), else by an assistant message put before it
+// — after a "Please continue." user turn when that message would open the conversation,
+// which Gemini and Anthropic refuse. Fields of later errors keep the caller's indices.
 func (r *OpenAIChatRequest) translateLegacyMessages() error {
 	legacy := false
 	for _, m := range r.Messages {
@@ -147,6 +148,13 @@ func (r *OpenAIChatRequest) translateLegacyMessages() error {
 						sentIndex[j] = j
 					}
 				}
+				if opensConversation(msgs) {
+					// A conversation may not open with the model's turn on Gemini and Anthropic
+					// (nor Bedrock): like LiteLLM, a user turn asking to go on comes first, so
+					// the result keeps its function's name and stays a function's result.
+					msgs = append(msgs, OpenAIMessage{Role: "user", Content: OpenAIContent{Parts: []OpenAIContentPart{{Type: "text", Text: userContinue}}, IsString: true}})
+					sentIndex = append(sentIndex, i)
+				}
 				msgs = append(msgs, OpenAIMessage{Role: "assistant", ToolCalls: []OpenAIToolCall{call}})
 				sentIndex = append(sentIndex, i)
 			}
@@ -162,6 +170,21 @@ func (r *OpenAIChatRequest) translateLegacyMessages() error {
 		r.renameFields(func(f string) string { return callerMessageField(f, sentIndex) })
 	}
 	return nil
+}
+
+// userContinue is the user turn put before a made-up call that would open the conversation
+// (LiteLLM's default continue message).
+const userContinue = "Please continue."
+
+// opensConversation says whether a message appended to msgs would be the conversation's
+// first turn: only system (or developer) messages come before it.
+func opensConversation(msgs []OpenAIMessage) bool {
+	for _, m := range msgs {
+		if m.Role != "system" && m.Role != "developer" {
+			return false
+		}
+	}
+	return true
 }
 
 var messageField = regexp.MustCompile(`^messages\[(\d+)\]`)

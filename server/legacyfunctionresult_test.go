@@ -59,7 +59,10 @@ func (u *fakeRecordingUpstream) last(t *testing.T) map[string]any {
 // Anthropic, functionCall and functionResponse on Gemini; the call is the preceding
 // assistant text's own when there is one — and a later bad message is still named by the
 // caller's index.
-func TestLegacyFunctionResultWithoutCall(t *testing.T) {
+// legacyResultServer is a server over three recording upstreams, by provider name: "up"
+// (OpenAI), "anthropic" and "gemini".
+func legacyResultServer(t *testing.T) (*httptest.Server, map[string]*fakeRecordingUpstream) {
+	t.Helper()
 	ups := map[string]*fakeRecordingUpstream{}
 	var provs []providers.Provider
 	for name, format := range map[string]providers.Format{"up": providers.FormatOpenAI, "anthropic": providers.FormatAnthropic, "gemini": providers.FormatGemini} {
@@ -86,6 +89,11 @@ func TestLegacyFunctionResultWithoutCall(t *testing.T) {
 	}
 	hs := httptest.NewServer(s)
 	t.Cleanup(hs.Close)
+	return hs, ups
+}
+
+func TestLegacyFunctionResultWithoutCall(t *testing.T) {
+	hs, ups := legacyResultServer(t)
 
 	const messages = `"messages":[{"role":"user","content":"Weather in Rome?"},
 		{"role":"function","name":"weather","content":"{\"sky\":\"sunny\"}"},
@@ -163,5 +171,65 @@ func TestLegacyFunctionResultWithoutCall(t *testing.T) {
 	resp, body = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/gpt-4o-mini","functions":[{"name":"f"}],"function_call":{"name":"g"},"messages":[{"role":"user","content":"x"}]}`)
 	if resp.StatusCode != 400 || !strings.Contains(string(body), `\"g\" is not one of the functions`) || !strings.Contains(string(body), `"param":"function_call.name"`) {
 		t.Errorf("undeclared function_call: %d %s, want a 400 saying g is not one of the functions", resp.StatusCode, body)
+	}
+}
+
+// TestLegacyFunctionResultOpeningConversation: a "function" message answering no call that
+// opens the conversation (after the system prompt only) gets a "Please continue." user turn
+// before its made-up call, as LiteLLM puts one before a conversation opening with the
+// model: Gemini and Anthropic refuse a conversation whose first turn is the model's. The
+// result is still its function's, and a later error names the caller's index.
+func TestLegacyFunctionResultOpeningConversation(t *testing.T) {
+	hs, ups := legacyResultServer(t)
+	const messages = `"messages":[{"role":"system","content":"Be brief."},
+		{"role":"function","name":"weather","content":"{\"sky\":\"sunny\"}"},
+		{"role":"user","content":"Thanks. And Paris?"}]`
+
+	resp, body := post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/gpt-4o-mini",`+messages+`}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("OpenAI: %d %s", resp.StatusCode, body)
+	}
+	want := `[{"content":"Be brief.","role":"system"},{"content":"Please continue.","role":"user"},` +
+		`{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{}","name":"weather"},"id":"call_fn1","type":"function"}]},` +
+		`{"content":"{\"sky\":\"sunny\"}","role":"tool","tool_call_id":"call_fn1"},` +
+		`{"content":"Thanks. And Paris?","role":"user"}]`
+	if got, _ := json.Marshal(ups["up"].last(t)["messages"]); string(got) != want {
+		t.Errorf("OpenAI got messages\n%s\nwant\n%s", got, want)
+	}
+
+	resp, body = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"anthropic/claude-sonnet-4-5",`+messages+`}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("Anthropic: %d %s", resp.StatusCode, body)
+	}
+	var am []struct {
+		Role    string `json:"role"`
+		Content any    `json:"content"`
+	}
+	raw, _ := json.Marshal(ups["anthropic"].last(t)["messages"])
+	json.Unmarshal(raw, &am)
+	if len(am) != 3 || am[0].Role != "user" || !strings.Contains(string(raw), "Please continue.") || am[1].Role != "assistant" || am[2].Role != "user" ||
+		!strings.Contains(string(raw), `"name":"weather","type":"tool_use"`) || !strings.Contains(string(raw), `"tool_use_id":"call_fn1","type":"tool_result"`) {
+		t.Errorf("Anthropic got messages %s, want a user turn first, then the made-up tool_use and its tool_result", raw)
+	}
+
+	resp, body = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"gemini/gemini-2.5-flash",`+messages+`}`)
+	if resp.StatusCode != 200 {
+		t.Fatalf("Gemini: %d %s", resp.StatusCode, body)
+	}
+	raw, _ = json.Marshal(ups["gemini"].last(t)["contents"])
+	var gc []struct {
+		Role  string           `json:"role"`
+		Parts []map[string]any `json:"parts"`
+	}
+	json.Unmarshal(raw, &gc)
+	if len(gc) < 3 || gc[0].Role != "user" || gc[0].Parts[0]["text"] != "Please continue." || gc[1].Role != "model" || gc[1].Parts[0]["functionCall"] == nil ||
+		!strings.Contains(string(raw), `"functionResponse":{"name":"weather"`) {
+		t.Errorf("Gemini got contents %s, want a user turn first, then the made-up functionCall and the functionResponse named weather", raw)
+	}
+
+	resp, body = post(t, hs.URL+"/v1/chat/completions", testKey, `{"model":"up/gpt-4o-mini","messages":[
+		{"role":"function","name":"weather","content":"sunny"},{"role":"user","content":"x"},{"role":"tool","tool_call_id":"nope","content":"1"}]}`)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), `"param":"messages[2].tool_call_id"`) {
+		t.Errorf("a bad tool message after an opening made-up call: %d %s, want a 400 naming messages[2].tool_call_id", resp.StatusCode, body)
 	}
 }
