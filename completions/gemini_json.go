@@ -23,8 +23,11 @@ var GeminiGenerateTopLevel = []string{"model", "contents", "systemInstruction", 
 
 // GeminiCountTopLevel are the names a countTokens body may hold: Google's (contents or a
 // generateContentRequest) and Vertex AI's (model, contents, systemInstruction, tools,
-// generationConfig).
-var GeminiCountTopLevel = []string{"model", "contents", "generateContentRequest", "systemInstruction", "tools", "generationConfig"}
+// generationConfig), and LiteLLM's fallbacks and context_window_fallbacks, taken as
+// generateContent takes them (a client sends one body to both) and ignored: they do not
+// change what the prompt counts.
+var GeminiCountTopLevel = []string{"model", "contents", "generateContentRequest", "systemInstruction", "tools", "generationConfig",
+	"fallbacks", "contextWindowFallbacks"}
 
 // geminiOpaque are the fields whose values are the caller's own data (a function's
 // arguments and result, labels, JSON Schemas, a schema's example): their names are kept.
