@@ -310,6 +310,8 @@ func (s *Server) handleGeminiCountTokens(g *completions.Gateway, w http.Response
 		return s.openAIError(w, r, validation.New(completions.ErrInvalid, "contents", "give contents or generateContentRequest, not both"))
 	}
 	greq.Model, greq.Stream = model, false
+	// LiteLLM's fallbacks change no count: ignored in a generateContentRequest as at the top.
+	greq.Fallbacks, greq.ContextWindowFallbacks = nil, nil
 	chat, err := greq.ToChatRequest()
 	if err != nil {
 		return s.openAIError(w, r, err)

@@ -8,8 +8,9 @@ import (
 )
 
 // TestGeminiCountTokensTakesFallbacks: countTokens takes LiteLLM's fallbacks and
-// context_window_fallbacks (either spelling) as generateContent does, and ignores them: the
-// count is the prompt's alone, and no model is called. A name neither knows is still refused.
+// context_window_fallbacks (either spelling, at the top or in a generateContentRequest) as
+// generateContent does, and ignores them: the count is the prompt's alone, no model is
+// called, and fallbacks the server does not know are not checked. A name neither knows is still refused.
 func TestGeminiCountTokensTakesFallbacks(t *testing.T) {
 	hs, up := geminiServer(t)
 	const contents = `"contents":[{"role":"user","parts":[{"text":"Weather in Paris?"}]}]`
@@ -27,6 +28,7 @@ func TestGeminiCountTokensTakesFallbacks(t *testing.T) {
 		`{` + contents + `,"fallbacks":["tl/other"]}`,
 		`{` + contents + `,"context_window_fallbacks":[{"tl/chat":["tl/big"]}]}`,
 		`{` + contents + `,"fallbacks":["tl/other"],"contextWindowFallbacks":[{"tl/chat":["tl/big"]}]}`,
+		`{"generateContentRequest":{` + contents + `,"fallbacks":["nope/zzz"],"context_window_fallbacks":[{"tl/chat":["nope/big"]}]}}`,
 	} {
 		if n := count(body); n != plain {
 			t.Errorf("%s: %d tokens, want %d as without fallbacks", body, n, plain)
