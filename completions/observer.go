@@ -133,6 +133,10 @@ type RequestRecord struct {
 	Accounts []AccountState
 	// Err is the failure, nil on RequestOK.
 	Err error
+	// CutBy is, for a RequestCancelled request the server itself cut rather than its
+	// caller leaving (its context cancelled with a cause of its own: the graceful
+	// shutdown's server.ErrShuttingDown, answered 503), that cause; nil otherwise.
+	CutBy error
 }
 
 type recordedFlagKey struct{}
@@ -339,6 +343,9 @@ func (g *Gateway) observeOpFailure(ctx context.Context, p *plan, op string, stre
 // Observer, with the scope's request id and marking ctx's recorded flag (WithRecordedFlag).
 func (g *Gateway) observe(ctx context.Context, p *plan, r RequestRecord) {
 	r.RequestID = p.scope.RequestID
+	if r.Outcome == RequestCancelled {
+		r.CutBy = serverCut(ctx)
+	}
 	if f, ok := ctx.Value(recordedFlagKey{}).(*atomic.Bool); ok {
 		f.Store(true)
 	}
@@ -427,4 +434,19 @@ func (p *plan) ended() {
 	if p.release != nil {
 		p.release()
 	}
+}
+
+// serverCut is the cause ctx was cancelled with when the server itself cut the request
+// (its graceful shutdown's timeout ran out): a cause other than a plain cancel, a
+// deadline, or a background response's owner cancelling or deleting it; nil otherwise.
+func serverCut(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	if cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) ||
+		errors.Is(cause, errRequestDeadline) || errors.Is(cause, errBackgroundCancelled) || errors.Is(cause, errBackgroundLost) {
+		return nil
+	}
+	return cause
 }

@@ -221,7 +221,10 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	l.budgets.observe(&r) // a charge stands whoever left
 	ok := r.Outcome == completions.RequestOK
 	billed := r.Usage.PromptTokens > 0 || r.Usage.CompletionTokens > 0 || r.Usage.Costs.Spent() > 0
-	if r.Outcome == completions.RequestCancelled && !billed {
+	// A request the server's own shutdown cut was answered a 503 (or a stream's error
+	// event): a failure its client saw, unlike one whose client left.
+	cut := r.Outcome == completions.RequestCancelled && r.CutBy != nil
+	if r.Outcome == completions.RequestCancelled && !billed && !cut {
 		return // the client left before anything was billed
 	}
 	var v [nLabels]string
@@ -262,7 +265,7 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		l.inputTokens.WithLabelValues(tok...).Add(in)
 		l.outputTokens.WithLabelValues(tok...).Add(out)
 	}
-	if r.Outcome == completions.RequestCancelled {
+	if r.Outcome == completions.RequestCancelled && !cut {
 		return // the client left: it was answered nothing, neither success nor failure
 	}
 	if ok {
@@ -275,6 +278,14 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		if n := len(r.Attempts); n > 0 && r.Attempts[n-1].Outcome == completions.OutcomeOK {
 			l.apiLatency.WithLabelValues(pick(buf[:], &v, llAPILatency)...).Observe(float64(r.Attempts[n-1].LatencyMS) / 1000)
 		}
+	} else if cut {
+		// The server's 503 asking to retry: LiteLLM's class for it, without a provider's
+		// prefix as the proxy's own (an upstream's 503 reads "Openai.ServiceUnavailableError").
+		v[lStatus] = "503"
+		v[lExcStatus] = v[lStatus]
+		v[lExcClass] = "ServiceUnavailableError"
+		l.proxyFailed.WithLabelValues(pick(buf[:], &v, llProxyFailed)...).Inc()
+		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
 	} else {
 		status := l.status(r.Err)
 		if status == 401 {
