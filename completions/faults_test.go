@@ -37,6 +37,10 @@ type faultCase struct {
 	prefill, backupRefuses bool
 	policy                 FaultPolicy
 	maxRetries             *int
+	// timed says the case needs the fault gateway's 150 ms attempt, first-token and idle
+	// timeouts (a silent or stalled upstream is cut by them); the others run untimed, so
+	// an upstream slowed by a loaded machine cannot time out and fail them.
+	timed bool
 	// Expectations.
 	wantFrom  string   // model that answered; "" when an error is expected
 	wantErr   error    // ErrAllFailed or ErrStreamFailed
@@ -86,7 +90,7 @@ func faultCases() []faultCase {
 			wantErr: ErrAllFailed, wantKinds: []string{"overloaded", "overloaded"}},
 		{name: "connection reset", primary: []behaviour{reset(), answer(p)},
 			wantFrom: "up/primary", wantKinds: []string{"connection", "ok"}},
-		{name: "no response (timeout)", primary: []behaviour{hang()}, backup: true, maxRetries: intp(0),
+		{name: "no response (timeout)", timed: true, primary: []behaviour{hang()}, backup: true, maxRetries: intp(0),
 			wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}},
 		{name: "context length exceeded", primary: []behaviour{status(400, "context_length_exceeded", "This model's maximum context length is 8192 tokens")}, backup: true,
 			wantFrom: "up/backup", wantKinds: []string{"context_length", "ok"}},
@@ -108,9 +112,9 @@ func faultCases() []faultCase {
 			wantFrom: "up/primary", wantKinds: []string{"overloaded", "ok"}},
 		{name: "stream: connection reset", stream: true, primary: []behaviour{reset(), answer(p)},
 			wantFrom: "up/primary", wantKinds: []string{"connection", "ok"}},
-		{name: "stream: no response (timeout)", stream: true, primary: []behaviour{hang()}, backup: true, maxRetries: intp(0),
+		{name: "stream: no response (timeout)", timed: true, stream: true, primary: []behaviour{hang()}, backup: true, maxRetries: intp(0),
 			wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}},
-		{name: "stream: slow first token", stream: true, primary: []behaviour{slowFirstToken()}, backup: true, maxRetries: intp(0),
+		{name: "stream: slow first token", timed: true, stream: true, primary: []behaviour{slowFirstToken()}, backup: true, maxRetries: intp(0),
 			wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}},
 		{name: "stream: cut before the first token", stream: true, primary: []behaviour{cutAfter(p, 0), answer(p)},
 			wantFrom: "up/primary", wantKinds: []string{"stream_broken", "ok"}},
@@ -118,7 +122,7 @@ func faultCases() []faultCase {
 			wantFrom: "up/primary", wantKinds: []string{"stream_broken", "ok"}},
 		{name: "stream: cut mid-answer", stream: true, primary: []behaviour{cutAfter(p, 2)}, backup: true,
 			wantErr: ErrStreamFailed, wantKinds: []string{"stream_broken"}, wantSeen: "Paris is"},
-		{name: "stream: stall mid-answer", stream: true, primary: []behaviour{stallAfter(p, 2)}, backup: true,
+		{name: "stream: stall mid-answer", timed: true, stream: true, primary: []behaviour{stallAfter(p, 2)}, backup: true,
 			wantErr: ErrStreamFailed, wantKinds: []string{"timeout"}, wantSeen: "Paris is"},
 		{name: "stream: malformed chunk mid-answer", stream: true, primary: []behaviour{malformedAfter(p, 3)}, backup: true,
 			wantErr: ErrStreamFailed, wantKinds: []string{"stream_broken"}, wantSeen: "Paris is the"},
@@ -132,7 +136,7 @@ func faultCases() []faultCase {
 		// Mid-stream continuation on a fallback that takes a prefill.
 		{name: "stream: cut mid-answer, fallback continues", stream: true, primary: []behaviour{cutAfter(p, 2)}, prefill: true,
 			wantFrom: "pf/backup", wantText: p, wantKinds: []string{"stream_broken", "ok"}, wantCalls: calls(1, 1)},
-		{name: "stream: stall mid-answer, fallback continues", stream: true, primary: []behaviour{stallAfter(p, 2)}, prefill: true,
+		{name: "stream: stall mid-answer, fallback continues", timed: true, stream: true, primary: []behaviour{stallAfter(p, 2)}, prefill: true,
 			wantFrom: "pf/backup", wantText: p, wantKinds: []string{"timeout", "ok"}, wantCalls: calls(1, 1)},
 		{name: "stream: malformed chunk mid-answer, fallback continues", stream: true, primary: []behaviour{malformedAfter(p, 3)}, prefill: true,
 			wantFrom: "pf/backup", wantText: p, wantKinds: []string{"stream_broken", "ok"}, wantCalls: calls(1, 1)},
@@ -144,10 +148,11 @@ func faultCases() []faultCase {
 			wantFrom: "up/primary", wantText: "Paris is", wantFinish: "content_filter", wantKinds: []string{"ok"}, wantCalls: calls(1, 0)},
 
 		// Time budgets, rate limits, content filters by choice, hedging.
-		{name: "silent primary: no retry, fallback at once", primary: []behaviour{hang()}, backup: true,
+		{name: "silent primary: no retry, fallback at once", timed: true, primary: []behaviour{hang()}, backup: true,
 			wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}, wantCalls: calls(1, 1)},
-		{name: "stream: silent primary: no retry, fallback at once", stream: true, primary: []behaviour{hang()}, backup: true,
+		{name: "stream: silent primary: no retry, fallback at once", timed: true, stream: true, primary: []behaviour{hang()}, backup: true,
 			wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}, wantCalls: calls(1, 1)},
+		// Timed by its own policy: the 30 ms first-token limit holds for the fallback too.
 		{name: "stream: first_token_timeout from the request", stream: true, primary: []behaviour{slowFirstToken()}, backup: true,
 			policy: FaultPolicy{FirstTokenTimeout: ptr(0.03)}, wantFrom: "up/backup", wantKinds: []string{"timeout", "ok"}, wantCalls: calls(1, 1)},
 		{name: "stream: request timeout, silent primary, no fallback", stream: true, primary: []behaviour{hang()},
@@ -225,7 +230,9 @@ func runFault(t *testing.T, g *Gateway, c faultCase) (resp *Response, seen strin
 	if c.prefill {
 		req.FallbackModels = []string{"pf/backup"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Far past untimed's minute, so that a retry weighed against the request's deadline
+	// still fits one of its calls.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if !c.stream {
 		resp, err = g.Complete(ctx, Scope{Owner: "k"}, req)
@@ -271,7 +278,11 @@ func TestFaults(t *testing.T) {
 	var table []string
 	for _, c := range faultCases() {
 		t.Run(c.name, func(t *testing.T) {
-			g, up, sleeps := faultGateway(t)
+			tweak := untimed
+			if c.timed {
+				tweak = nil
+			}
+			g, up, sleeps := faultGatewayWith(t, tweak)
 			up.on("primary", c.primary...)
 			up.on("backup", answer(backupAnswer))
 			if c.prefill {
@@ -356,7 +367,7 @@ func TestFaults(t *testing.T) {
 // every request must end with the right answer, each after at most one retry.
 func TestFlappingPrimary(t *testing.T) {
 	for _, stream := range []bool{false, true} {
-		g, up, _ := faultGateway(t)
+		g, up, _ := faultGatewayWith(t, untimed)
 		up.on("primary", flap())
 		up.on("backup", answer(backupAnswer))
 		retries := 0
@@ -381,7 +392,7 @@ func TestFlappingPrimary(t *testing.T) {
 // from which character after what, the attempts' usage (the broken one's estimated), and
 // a usage that adds both up.
 func TestContinuationReport(t *testing.T) {
-	g, up, _ := faultGateway(t)
+	g, up, _ := faultGatewayWith(t, untimed)
 	up.on("primary", cutAfter(primaryAnswer, 2))
 	up.on("backup", continueFrom(primaryAnswer))
 	resp, seen, attempts, err := runFault(t, g, faultCase{stream: true, prefill: true})
@@ -410,7 +421,7 @@ func TestContinuationReport(t *testing.T) {
 // TestContinuationFragmentsNameTheirModel: on the native stream, fragments written by the
 // model that continued a broken answer carry its provider and model, not the first one's.
 func TestContinuationFragmentsNameTheirModel(t *testing.T) {
-	g, up, _ := faultGateway(t)
+	g, up, _ := faultGatewayWith(t, untimed)
 	up.on("primary", cutAfter(primaryAnswer, 2))
 	up.on("backup", continueFrom(primaryAnswer))
 	var labels []string
@@ -458,7 +469,7 @@ func continuedStreamEvents(t *testing.T, g *Gateway, write func(http.ResponseWri
 // text chunks (encoded from a template after the first) and the finish chunk written after
 // the continuation name the model that continued.
 func TestOpenAIContinuationChunksNameTheirModel(t *testing.T) {
-	g, up, _ := faultGateway(t)
+	g, up, _ := faultGatewayWith(t, untimed)
 	up.on("primary", cutAfter(primaryAnswer, 2))
 	up.on("backup", continueFrom(primaryAnswer))
 	openAI := func(w http.ResponseWriter, st *ResponseStream) error { return WriteOpenAIStream(w, st, true) }
@@ -521,7 +532,7 @@ func TestHedgeNonStreamed(t *testing.T) {
 
 // TestSkippedEventCounted: the undecodable event skipped is counted in the attempt.
 func TestSkippedEventCounted(t *testing.T) {
-	g, up, _ := faultGateway(t)
+	g, up, _ := faultGatewayWith(t, untimed)
 	up.on("primary", junkAfter(primaryAnswer, 2))
 	_, seen, attempts, err := runFault(t, g, faultCase{stream: true})
 	if err != nil || seen != primaryAnswer || len(attempts) != 1 || attempts[0].SkippedEvents != 1 {
@@ -608,7 +619,7 @@ func TestBreakerNeverBlocksTheLastModel(t *testing.T) {
 
 // TestFanOutBounds: model lists are bounded, and so are the upstream calls of one request.
 func TestFanOutBounds(t *testing.T) {
-	g, up, _ := faultGateway(t)
+	g, up, _ := faultGatewayWith(t, untimed)
 	many := make([]string, MaxModels+1)
 	for i := range many {
 		many[i] = fmt.Sprintf("up/m%d", i)
@@ -643,7 +654,7 @@ func TestFanOutBounds(t *testing.T) {
 // TestRetriesLeaveCallsForFallbacks: retries of failing models never take the calls the
 // untried models need, so a healthy fallback after many failing models still answers.
 func TestRetriesLeaveCallsForFallbacks(t *testing.T) {
-	g, up, _ := faultGateway(t)
+	g, up, _ := faultGatewayWith(t, untimed)
 	var models []string
 	for i := range 4 {
 		up.on(fmt.Sprintf("m%d", i), status(500, "", "down"))
