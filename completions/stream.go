@@ -735,9 +735,11 @@ func (s *ResponseStream) attemptUsage() (providers.Usage, bool) {
 		if pu, ok := r.PromptUsage(); ok {
 			// The upstream counted the prompt at the stream's start (Claude's message_start)
 			// but the stream ended before the whole usage (message_delta's): the prompt is
-			// billed by its count, only the answer by the local one.
-			est.PromptTokens, est.CachedTokens, est.CacheCreationTokens, est.CacheCreation1hTokens =
-				pu.PromptTokens, pu.CachedTokens, pu.CacheCreationTokens, pu.CacheCreation1hTokens
+			// billed by its count, only the answer by the local one. Its audio part is the
+			// upstream's too: the local estimate of the recordings was a part of the local
+			// prompt count it replaces.
+			est.PromptTokens, est.CachedTokens, est.CacheCreationTokens, est.CacheCreation1hTokens, est.PromptAudioTokens =
+				pu.PromptTokens, pu.CachedTokens, pu.CacheCreationTokens, pu.CacheCreation1hTokens, min(pu.PromptAudioTokens, pu.PromptTokens)
 		}
 	}
 	return est, true
