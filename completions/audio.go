@@ -383,13 +383,13 @@ func (g *Gateway) Transcribe(ctx context.Context, scope Scope, req *Transcriptio
 		if err != nil {
 			// An answer over the cap on its size, unread: the audio's length estimated
 			// (estimatedAudio), priced by the second or, for a model priced by its tokens,
-			// by the audio's input tokens.
+			// by the audio's input tokens — audio tokens, as the history shows them.
 			g.chargeOversizedOp(ctx, p, t, err, begin, func(*providers.Error) (providers.Usage, Costs, bool) {
 				au := estimatedAudio(preq.File)
 				costs := g.audioCost(p, t, providers.AudioUsage{Seconds: au.Seconds})
 				if !costs.PriceKnown {
 					costs = g.audioCost(p, t, au)
-					return providers.Usage{PromptTokens: au.InputTokens}, costs, true
+					return providers.Usage{PromptTokens: au.InputTokens, PromptAudioTokens: au.InputAudioTokens}, costs, true
 				}
 				return providers.Usage{}, costs, true
 			})

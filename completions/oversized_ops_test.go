@@ -18,7 +18,7 @@ import (
 // never read — rerank by Cohere's search units or by its tokens, images per image of the
 // size and quality asked (a gpt-image model's quality absent at medium), a transcription
 // by its audio's length (a WAV header's, else the file's size) or, for a model priced by
-// its tokens, that audio's input tokens, moderation at no cost — and the request's record
+// its tokens, that audio's input tokens (audio tokens, as the history shows them), moderation at no cost — and the request's record
 // carries that usage with the attempt's answer_bytes.
 func TestOversizedOpAnswersAreCharged(t *testing.T) {
 	const announced = 200 << 20 // past every operation's cap
@@ -34,7 +34,7 @@ func TestOversizedOpAnswersAreCharged(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	check := func(what string, err error, budget *Budget, wantUSD float64, estimated bool) {
+	check := func(what string, err error, budget *Budget, wantUSD float64, estimated bool) RequestRecord {
 		t.Helper()
 		if !errors.Is(err, providers.ErrResponseTooLarge) {
 			t.Fatalf("%s: err %v, want the answer refused as too large", what, err)
@@ -60,6 +60,7 @@ func TestOversizedOpAnswersAreCharged(t *testing.T) {
 			r.Attempts[0].Usage.Costs != r.Usage.Costs {
 			t.Errorf("%s: attempts %+v", what, r.Attempts)
 		}
+		return r
 	}
 
 	// Rerank: Cohere's one search unit (a query of under 100 documents); Jina's tokens.
@@ -115,7 +116,10 @@ func TestOversizedOpAnswersAreCharged(t *testing.T) {
 	if gpt4o <= 0 {
 		t.Fatalf("gpt-4o-transcribe priced at %v", gpt4o)
 	}
-	check("gpt-4o-transcribe", err, b, gpt4o, true)
+	r := check("gpt-4o-transcribe", err, b, gpt4o, true)
+	if r.Usage.PromptTokens != 100 || r.Usage.PromptAudioTokens != 100 || r.Attempts[0].Usage.PromptAudioTokens != 100 {
+		t.Errorf("gpt-4o-transcribe: recorded %+v (attempt %+v), want the audio's 100 prompt tokens, all audio", r.Usage, r.Attempts[0].Usage)
+	}
 	if used := b.Used(ctx); used.Tokens != 100 {
 		t.Errorf("gpt-4o-transcribe: %d tokens charged, want the audio's 100", used.Tokens)
 	}
