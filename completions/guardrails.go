@@ -461,7 +461,7 @@ func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*R
 			}
 		}
 	}
-	unchecked := uncheckedParts(req.Messages)
+	unchecked := uncheckedParts(req)
 	if len(unchecked) > 0 {
 		for _, gr := range pre {
 			if gr.OnUnchecked == GuardrailBlock {
@@ -531,12 +531,14 @@ func (g *Gateway) guardInput(ctx context.Context, scope Scope, req *Request) (*R
 	return &out, nil
 }
 
-// uncheckedParts names the parts of msgs no text stands for, which guardrails cannot
-// check: recordings (input_audio), images (image_url) and files, as the chat surface names
-// them; nil when there is none.
-func uncheckedParts(msgs []Message) []string {
+// uncheckedParts names the parts of req's messages no text stands for, which guardrails
+// cannot check: recordings (input_audio), images (image_url) and files, as the chat
+// surface names them, or as the caller's surface does when it names fields its own way
+// (Request.fieldName: a /v1/messages image or document block's source); nil when there
+// is none.
+func uncheckedParts(req *Request) []string {
 	var out []string
-	for i, m := range msgs {
+	for i, m := range req.Messages {
 		for j, b := range m.Content {
 			kind := ""
 			switch {
@@ -549,7 +551,13 @@ func uncheckedParts(msgs []Message) []string {
 			default:
 				continue
 			}
-			out = append(out, fmt.Sprintf("messages[%d].content[%d].%s", i, j, kind))
+			name := fmt.Sprintf("messages[%d].content[%d].%s", i, j, kind)
+			if req.fieldName != nil {
+				// In the caller's terms: its request's block (a /v1/messages image or
+				// document block's source, its turn counted without the system prompt).
+				name = req.fieldName(name)
+			}
+			out = append(out, name)
 		}
 	}
 	return out
