@@ -480,7 +480,7 @@ func (g *Gateway) traceAttempt(ctx context.Context) (context.Context, [8]byte) {
 // left is recorded.
 func cutAttempt(ctx context.Context, t target, begin time.Time, lat int64, maxTokens int, span [8]byte) Attempt {
 	kind, err := "client_gone", ctx.Err()
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+	if cause := serverCut(ctx); cause != nil { // not a background response's cancel: the caller's doing
 		kind, err = "cut", cause
 	}
 	return Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeCancelled, Kind: kind, Error: err.Error(), Err: err,
