@@ -46,10 +46,10 @@ const (
 	// pendingChargeTimeout bounds each attempt of a pending charge.
 	pendingChargeTimeout = 5 * time.Second
 	// maxUnansweredWait bounds how long a first charge whose commit got no answer waits
-	// for the store to tell its outcome: past it (PostgreSQL's txid_status answering "too
-	// old", which never turns into an answer, or a transaction in progress for longer
-	// than a dead client's session lasts; a token the store says names nothing of it,
-	// store.ErrInvalid, at once) it is given up as unknown, as one the store cannot tell
+	// for the store to tell its outcome: past it (a transaction in progress for longer
+	// than a dead client's session lasts; a token the store says it will never tell,
+	// store.ErrInvalid — PostgreSQL's txid_status "too old" or "in the future" — at once)
+	// it is given up as unknown, as one the store cannot tell
 	// is, rather than asked about for ever and counted at admission for ever. Three hours outlast a server's default TCP keepalive
 	// (2 h 11 min on Linux), by which a session whose client vanished mid-commit ends and
 	// its transaction, still in progress until then, aborts and is told.

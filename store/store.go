@@ -83,9 +83,9 @@ func (e *CommitUnknownError) Unwrap() []error { return []error{ErrCommitUnknown,
 // CommitChecker is implemented by a Driver whose Updates may fail with a
 // *CommitUnknownError: CommitStatus reports whether the transaction token names committed
 // (false: it rolled back, none of its writes kept), or an error (one matching
-// ErrCommitUnknown when the database cannot tell yet: the transaction still running, or
-// too old to tell; one matching ErrInvalid when it never will: the token names no
-// transaction of it, as a PostgreSQL id it has not reached after a failover).
+// ErrCommitUnknown when the database cannot tell yet: the transaction still running; one
+// matching ErrInvalid when it never will: the token names no transaction of it, as a
+// PostgreSQL id it has not reached after a failover, or one too old to tell).
 type CommitChecker interface {
 	CommitStatus(ctx context.Context, token string) (committed bool, err error)
 }

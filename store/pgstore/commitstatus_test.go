@@ -90,6 +90,12 @@ func TestCommitStatus(t *testing.T) {
 	if _, err := st.CommitStatus(ctx, future); !errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrCommitUnknown) {
 		t.Errorf("a transaction id in the future: %v, want ErrInvalid (never told), not ErrCommitUnknown", err)
 	}
+	// txid_status answers NULL for an id too old to tell (here epoch 1's xid 0, which no
+	// transaction has): that was ErrCommitUnknown, so the pending charge waited the
+	// three-hour bound for an answer that is gone for good.
+	if _, err := st.CommitStatus(ctx, strconv.FormatInt(1<<32, 10)); !errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrCommitUnknown) {
+		t.Errorf("a transaction id too old to tell: %v, want ErrInvalid (never told), not ErrCommitUnknown", err)
+	}
 
 	// A commit the server answered is no unknown one; one of a transaction that wrote
 	// nothing is unknown without a token.

@@ -629,9 +629,10 @@ func commitError(err error, xid int64) error {
 // CommitStatus implements store.CommitChecker: whether the transaction token names (the
 // id of an Update's transaction whose commit got no answer: a *store.CommitUnknownError's
 // Token) committed, by PostgreSQL's txid_status. One still running (its session not yet
-// ended by the server) or too old to tell is an error matching store.ErrCommitUnknown; an
-// id the database has not reached yet (after a failover to a standby that never saw it)
-// one matching store.ErrInvalid, as the database will never tell it.
+// ended by the server) is an error matching store.ErrCommitUnknown; one too old to tell
+// (txid_status NULL: its commit log is gone) or an id the database has not reached yet
+// (after a failover to a standby that never saw it) one matching store.ErrInvalid, as the
+// database will never tell it.
 func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
 	if err := d.open(); err != nil {
 		return false, err
@@ -652,7 +653,9 @@ func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
 	}
 	switch {
 	case status == nil:
-		return false, fmt.Errorf("pgstore: commit status of transaction %d: %w: too old to tell", xid, store.ErrCommitUnknown)
+		// "Too old" (its commit log truncated away, or an id naming no transaction): the
+		// answer is gone for good, asking again would never tell.
+		return false, fmt.Errorf("pgstore: commit status of transaction %d: %w: too old to tell, never will", xid, store.ErrInvalid)
 	case *status == "committed":
 		return true, nil
 	case *status == "aborted":
