@@ -44,6 +44,14 @@ var markPC = func() uintptr {
 // Run runs fn(tx) as a transaction's function: until it returns, Inside is true on the
 // calling goroutine.
 //
+// The detection depends on the call of fn below being Run's only call site of fn, in Run's
+// own frame: markPC is that one return address. So Run is never inlined (//go:noinline;
+// its defer blocks inlining today too: an inlined copy would put the call in each caller's
+// code), and a build with a profile
+// (-pgo, or a default.pgo in a main package's directory) must not devirtualise it: a
+// "fn == hot function" test would add a second call site whose functions Inside would not
+// see as nested (TestInside checks markPC is in Run's own code, not the inlining).
+//
 //go:noinline
 func Run(fn func(tx store.Tx) error, tx store.Tx) error {
 	running.Add(1)

@@ -1,6 +1,8 @@
 package nesting
 
 import (
+	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -18,6 +20,12 @@ func deep(n int, f func()) {
 }
 
 func TestInside(t *testing.T) {
+	// markPC must be the return address of a call in Run's own frame: were Run inlined
+	// (its //go:noinline dropped), it would be in markPC's initialiser's code, and calls of
+	// Run elsewhere (the drivers') would not be found nested.
+	if mark, run := runtime.FuncForPC(markPC), runtime.FuncForPC(reflect.ValueOf(Run).Pointer()); mark == nil || run == nil || mark.Entry() != run.Entry() {
+		t.Fatalf("markPC %#x is not in Run's own code (%v), so Inside would miss the drivers' calls", markPC, mark.Name())
+	}
 	if Inside() {
 		t.Fatal("Inside outside any function")
 	}
