@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/switchyard-ai/switchyard/store"
 )
@@ -10,6 +11,9 @@ import (
 func (d *Driver) GetMany(ctx context.Context, c store.Collection, keys []string) (map[string][]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if d.nestedRead() {
+		return nil, fmt.Errorf("memstore: get many %s: %w", c, store.ErrNested)
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()

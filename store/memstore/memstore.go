@@ -5,10 +5,13 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/internal/nesting"
@@ -23,6 +26,24 @@ type Driver struct {
 	mu     sync.RWMutex
 	data   map[store.Collection]map[string][]byte
 	closed bool
+	// writing is true while an Update of this driver runs its function (holding mu).
+	writing atomic.Bool
+}
+
+// writers counts the memstore Updates running their functions in the process, of any
+// driver: with one, a goroutine inside a memstore Update's function is inside that one's.
+var writers atomic.Int64
+
+// updateEntry is the entry PC of Update, the only caller of nesting.Run here.
+var updateEntry = runtime.FuncForPC(reflect.ValueOf((*Driver).Update).Pointer()).Entry()
+
+// nestedRead reports whether a read of d from the calling goroutine would wait for ever:
+// it is inside the function of d's own Update, which holds d's write lock until it
+// returns. A read inside another driver's function (or another memstore's) is no such
+// call and waits its turn as any read does. When two memstores run Updates at once and
+// the goroutine is inside one's function, which one cannot be told: the read then waits.
+func (d *Driver) nestedRead() bool {
+	return d.writing.Load() && writers.Load() == 1 && nesting.InsideRunBy(updateEntry)
 }
 
 // NewDriver returns an empty driver.
@@ -36,6 +57,9 @@ func clone(b []byte) []byte { return append([]byte(nil), b...) }
 func (d *Driver) Get(ctx context.Context, c store.Collection, key string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if d.nestedRead() {
+		return nil, fmt.Errorf("memstore: get %s/%s: %w", c, key, store.ErrNested)
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -67,6 +91,9 @@ func (e *notFoundError) Is(target error) bool {
 func (d *Driver) List(ctx context.Context, c store.Collection, opts store.ListOptions) ([]store.Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if d.nestedRead() {
+		return nil, fmt.Errorf("memstore: list %s: %w", c, store.ErrNested)
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -113,7 +140,8 @@ func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) err
 // Called from inside fn of an Update (of this or another driver of the process) on the
 // same goroutine, which store.Driver forbids, it returns an error matching
 // store.ErrNested at once, as do Put and Delete there: it would wait for ever for the
-// lock the outer Update holds until fn returns.
+// lock the outer Update holds until fn returns. So do Get, List and GetMany of this driver
+// there (they would wait for the same lock); fn reads through its Tx.
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -126,6 +154,12 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if d.closed {
 		return store.ErrClosed
 	}
+	d.writing.Store(true)
+	writers.Add(1)
+	defer func() {
+		writers.Add(-1)
+		d.writing.Store(false)
+	}()
 	tx := &memTx{d: d, staged: map[store.Collection]map[string][]byte{}, deleted: map[store.Collection]map[string]bool{}}
 	if err := nesting.Run(fn, tx); err != nil {
 		return err

@@ -77,3 +77,31 @@ func Inside() bool {
 		}
 	}
 }
+
+// InsideRunBy reports whether the calling goroutine is inside a function Run runs that the
+// function whose entry PC is caller called Run for (a driver's own Update: a driver tells
+// its reads nested in its own transaction's function, which would wait for its write lock,
+// from reads nested in another driver's, which may go on). Like Inside it costs one
+// atomic load unless some function runs; then a walk of the stack and, at each mark, a
+// look-up of the frame above it.
+func InsideRunBy(caller uintptr) bool {
+	if running.Load() == 0 {
+		return false
+	}
+	var pcs [64]uintptr
+	atMark := false // the last frame of the previous page was the mark
+	for skip := 2; ; skip += len(pcs) {
+		n := runtime.Callers(skip, pcs[:])
+		for _, pc := range pcs[:n] {
+			if atMark {
+				if f := runtime.FuncForPC(pc - 1); f != nil && f.Entry() == caller {
+					return true
+				}
+			}
+			atMark = pc == markPC
+		}
+		if n < len(pcs) {
+			return false
+		}
+	}
+}
