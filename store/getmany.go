@@ -47,10 +47,12 @@ func (s *Store) GetMany(ctx context.Context, c Collection, keys []string) (map[s
 // getEach is GetMany of a reader that reads one record at a time.
 func getEach(ctx context.Context, r Reader, c Collection, keys []string) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(keys))
+	read := make(map[string]bool, len(keys)) // found or not: a key repeated is read once
 	for _, k := range keys {
-		if _, done := out[k]; done {
+		if read[k] {
 			continue
 		}
+		read[k] = true
 		v, err := r.Get(ctx, c, k)
 		if errors.Is(err, ErrNotFound) {
 			continue
