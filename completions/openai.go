@@ -524,7 +524,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	windowFallbacks, err := requestWindowFallbacks(r.ContextWindowFallbacks)
+	windowFallbacks, windowEntryAt, err := requestWindowFallbacks(r.ContextWindowFallbacks)
 	if err != nil {
 		return nil, err
 	}
@@ -546,6 +546,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		Models:                 []string{r.Model},
 		FallbackModels:         fallbacks,
 		ContextWindowFallbacks: windowFallbacks,
+		windowEntryAt:          windowEntryAt,
 		legacyFunctions:        r.legacyFunctions,
 		Stream:                 r.Stream,
 		Temperature:            r.Temperature,

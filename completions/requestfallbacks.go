@@ -27,46 +27,67 @@ const maxWindowFallbackModels = 100
 // requestWindowFallbacks reads a request's context_window_fallbacks (LiteLLM's list of
 // {model: [fallbacks]} objects) into one list per model, the first entry of a model
 // listed twice winning as LiteLLM's lookup finds it: nil when absent or null, an empty
-// map for [] (which asks for none). Errors are *ValidationError naming the field.
-func requestWindowFallbacks(raw json.RawMessage) (map[string][]string, error) {
+// map for [] (which asks for none); at is the index in the list of each model's entry,
+// for errors naming it as parsing does. Errors are *ValidationError naming the field.
+func requestWindowFallbacks(raw json.RawMessage) (fallbacks map[string][]string, at map[string]int, err error) {
 	const field = "context_window_fallbacks"
 	if !present(raw) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, invalid(field, `must be a list of objects each naming a model and its fallbacks: [{"gpt-4o-mini": ["gpt-4o"]}]`)
+		return nil, nil, invalid(field, `must be a list of objects each naming a model and its fallbacks: [{"gpt-4o-mini": ["gpt-4o"]}]`)
 	}
-	out := map[string][]string{}
+	out, at := map[string][]string{}, map[string]int{}
 	for i, it := range items {
 		var entry map[string]json.RawMessage
 		if err := json.Unmarshal(it, &entry); err != nil || entry == nil {
-			return nil, invalid(fmt.Sprintf("%s[%d]", field, i), `must be an object naming a model and its fallbacks: {"gpt-4o-mini": ["gpt-4o"]}`)
+			return nil, nil, invalid(fmt.Sprintf("%s[%d]", field, i), `must be an object naming a model and its fallbacks: {"gpt-4o-mini": ["gpt-4o"]}`)
 		}
 		for _, m := range slices.Sorted(maps.Keys(entry)) {
-			at := fmt.Sprintf("%s[%d][%q]", field, i, m)
+			name := windowEntryField(m, i)
 			if strings.TrimSpace(m) == "" {
-				return nil, invalid(fmt.Sprintf("%s[%d]", field, i), "a model must not be empty")
+				return nil, nil, invalid(fmt.Sprintf("%s[%d]", field, i), "a model must not be empty")
 			}
 			var list []string
 			if err := json.Unmarshal(entry[m], &list); err != nil {
-				return nil, invalid(at, "must be a list of model names")
+				return nil, nil, invalid(name, "must be a list of model names")
 			}
 			if len(list) > MaxModels {
-				return nil, invalid(at, "at most %d fallbacks, got %d", MaxModels, len(list))
+				return nil, nil, invalid(name, "at most %d fallbacks, got %d", MaxModels, len(list))
 			}
 			for j, f := range list {
 				if strings.TrimSpace(f) == "" {
-					return nil, invalid(fmt.Sprintf("%s[%d]", at, j), "must not be empty")
+					return nil, nil, invalid(fmt.Sprintf("%s[%d]", name, j), "must not be empty")
 				}
 			}
 			if _, seen := out[m]; !seen {
-				out[m] = slices.Clip(list)
+				out[m], at[m] = slices.Clip(list), i
 			}
 		}
 	}
 	if len(out) > maxWindowFallbackModels {
-		return nil, invalid(field, "at most %d models, got %d", maxWindowFallbackModels, len(out))
+		return nil, nil, invalid(field, "at most %d models, got %d", maxWindowFallbackModels, len(out))
 	}
-	return out, nil
+	return out, at, nil
+}
+
+// windowEntryField names the request's context_window_fallbacks entry for model, at index
+// i of the list as sent (context_window_fallbacks[0]["gpt-4o-mini"]), or by model alone
+// (i < 0: a library caller's map, which has no list).
+func windowEntryField(model string, i int) string {
+	if i < 0 {
+		return fmt.Sprintf("context_window_fallbacks[%q]", model)
+	}
+	return fmt.Sprintf("context_window_fallbacks[%d][%q]", i, model)
+}
+
+// windowEntryField names the request's own context_window_fallbacks entry for model, as
+// parsing named it.
+func (r *Request) windowEntryField(model string) string {
+	i, ok := r.windowEntryAt[model]
+	if !ok {
+		i = -1
+	}
+	return windowEntryField(model, i)
 }

@@ -279,6 +279,20 @@ func TestRequestContextWindowFallbacks(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Field != `context_window_fallbacks["m"]` {
 		t.Fatalf("an unknown fallback: %v (want a validation error naming context_window_fallbacks[\"m\"])", err)
 	}
+	// Read from LiteLLM's list, the entry is named by its index too, as a bad shape is
+	// (it was context_window_fallbacks["m"] here, [1]["m"] for a shape error).
+	var chat OpenAIChatRequest
+	if err := json.Unmarshal([]byte(`{"model":"a/m","messages":[{"role":"user","content":"hi"}],"context_window_fallbacks":[{"other":["b/own"]},{"m":["b/own","nosuch/x"]}]}`), &chat); err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := chat.ToRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.g.Complete(context.Background(), scope, parsed)
+	if !errors.As(err, &ve) || ve.Field != `context_window_fallbacks[1]["m"]` {
+		t.Fatalf("an unknown fallback in the list sent: %v (want a validation error naming context_window_fallbacks[1][\"m\"])", err)
+	}
 	narrow := Scope{Budget: NewBudget(BudgetLimits{AllowedModels: []string{"a/m"}})}
 	if _, err = h.g.Complete(context.Background(), narrow, ask("a/m", map[string][]string{"m": {"b/own"}})); !errors.Is(err, ErrModelNotAllowed) {
 		t.Fatalf("a fallback the budget does not allow: %v", err)

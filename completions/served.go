@@ -211,7 +211,7 @@ func (g *Gateway) checkServed(req *Request) error {
 		key, list := fallbackEntryKey(req.ContextWindowFallbacks, req.Models[0])
 		for i, m := range list {
 			if !g.servesChat(m) {
-				return notServed(fmt.Sprintf("context_window_fallbacks[%q][%d]", key, i), m)
+				return notServed(fmt.Sprintf("%s[%d]", req.windowEntryField(key), i), m)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package completions
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -50,5 +51,17 @@ func TestListConfiguredRequestContextWindowFallbacks(t *testing.T) {
 	req.MockResponse = &[]string{"ok"}[0]
 	if _, err := g.Complete(context.Background(), Scope{}, req); err != nil {
 		t.Fatalf("another model's entry: %v", err)
+	}
+	// Read from LiteLLM's list, the entry is named by its index as a bad shape is.
+	var chat OpenAIChatRequest
+	if err := json.Unmarshal([]byte(`{"model":"openai/gpt-4o","messages":[{"role":"user","content":"hi"}],"mock_response":"ok","context_window_fallbacks":[{"other":[]},{"gpt-4o":["long","openai/o3"]}]}`), &chat); err != nil {
+		t.Fatal(err)
+	}
+	if req, err = chat.ToRequest(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = g.Complete(context.Background(), Scope{}, req)
+	if !errors.Is(err, ErrModelNotServed) || !errors.As(err, &ve) || ve.Field != `context_window_fallbacks[1]["gpt-4o"][1]` {
+		t.Fatalf("a fallback of the list sent the configuration does not serve: %v", err)
 	}
 }

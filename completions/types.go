@@ -238,6 +238,9 @@ type Request struct {
 	scopeReplaces, scopeWindowSet, ownWindow bool
 	scopeFallbacks, scopeWindow              []string
 	windowKey                                string
+	// windowEntryAt is the index of each model's entry in the request's
+	// context_window_fallbacks list as sent (none for a library caller's map), for errors.
+	windowEntryAt map[string]int
 	// promptCache asks for the prompt's prefix to be cached where a provider must be told
 	// (providers.Request.PromptCache): the Messages surface, when the caller marked any
 	// cache_control.

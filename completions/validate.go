@@ -147,6 +147,9 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		// The scope's replace the group's, as LiteLLM's key settings its router's (and
 		// the request's own the scope's: addScopeFallbacks).
 		window, windowOf = req.scopeWindow, func() string { return "the key's router_settings.context_window_fallbacks" }
+		if req.ownWindow {
+			windowOf = func() string { return "the request's " + req.windowEntryField(req.windowKey) }
+		}
 	}
 	// A scope with context window fallbacks but none for the model asked (no entry, an
 	// empty one, or only fallbacks it may not call) still switches, to nothing: the prompt
@@ -169,7 +172,7 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		}
 		if *f.to, err = g.groupFallbacks(f.list, req); err != nil {
 			if ve := (*ValidationError)(nil); f.own && errors.As(err, &ve) {
-				ve.Field = fmt.Sprintf("context_window_fallbacks[%q]", req.windowKey)
+				ve.Field = req.windowEntryField(req.windowKey)
 				return nil, nil, err
 			}
 			return nil, nil, fmt.Errorf("%s: %w", f.of(), err)

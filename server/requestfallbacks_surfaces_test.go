@@ -43,7 +43,7 @@ func TestRequestFallbacksOnMessagesAndGemini(t *testing.T) {
 		}
 		for extra, field := range map[string]string{
 			`"context_window_fallbacks":{"up/toolong":["good"]}`:       "context_window_fallbacks",
-			`"context_window_fallbacks":[{"up/toolong":["nosuch/x"]}]`: `context_window_fallbacks["up/toolong"]`,
+			`"context_window_fallbacks":[{"up/toolong":["nosuch/x"]}]`: `context_window_fallbacks[0]["up/toolong"]`,
 			`"fallbacks":[{"model":"good"}]`:                           "fallbacks[0]",
 		} {
 			resp, out := route.send("up/toolong", extra)

@@ -209,9 +209,10 @@ func TestRequestContextWindowFallbacksOnRoutes(t *testing.T) {
 			t.Fatalf("%s: fallbacks: %d %s", route.path, resp.StatusCode, out)
 		}
 		for cw, param := range map[string]string{
-			`{"toolong":["good"]}`:       "context_window_fallbacks",
-			`[{"toolong":"good"}]`:       `context_window_fallbacks[0]["toolong"]`,
-			`[{"toolong":["nosuch/x"]}]`: `context_window_fallbacks["toolong"]`,
+			`{"toolong":["good"]}`:                          "context_window_fallbacks",
+			`[{"toolong":"good"}]`:                          `context_window_fallbacks[0]["toolong"]`,
+			`[{"toolong":["nosuch/x"]}]`:                    `context_window_fallbacks[0]["toolong"]`,
+			`[{"other":["good"]},{"toolong":["nosuch/x"]}]`: `context_window_fallbacks[1]["toolong"]`,
 		} {
 			resp, out := send(cw)
 			e, _ := decodeMap(t, out)["error"].(map[string]any)
