@@ -97,6 +97,29 @@ func TestCommitStatus(t *testing.T) {
 		t.Errorf("a transaction id too old to tell: %v, want ErrInvalid (never told), not ErrCommitUnknown", err)
 	}
 
+	// A transaction that only deletes: its commit's outcome was unknown without a token,
+	// its first Delete reading no id. One that deletes a row reads it; one that deletes
+	// nothing writes nothing, and reads none.
+	dtx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dtx.Rollback(ctx) // a failure below must not leave it holding a connection Close waits for
+	dt := &pgTx{tx: dtx}
+	if err := dt.Delete(ctx, store.Budgets, "missing"); err != nil || dt.xid != 0 {
+		t.Fatalf("a Delete of no row: %v, xid %d, want none read", err, dt.xid)
+	}
+	if err := dt.Delete(ctx, store.Budgets, "k0"); err != nil || dt.xid == 0 {
+		t.Fatalf("a transaction's first Delete of a row: %v, read no transaction id", err)
+	}
+	deleted := token(dt)
+	if err := dtx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if committed, err := st.CommitStatus(ctx, deleted); err != nil || !committed {
+		t.Errorf("a committed transaction that only deleted: %v %v, want true", committed, err)
+	}
+
 	// A commit the server answered is no unknown one; one of a transaction that wrote
 	// nothing is unknown without a token.
 	if err := commitError(&pgconn.PgError{Code: "40001"}, 7); errors.Is(err, store.ErrCommitUnknown) {

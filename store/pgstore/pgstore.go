@@ -386,6 +386,17 @@ func putFirst(ctx context.Context, q querier, c store.Collection, key string, va
 	return nil
 }
 
+// delFirst is del as a transaction's first write (no Put before it), which reads the
+// transaction's id into xid as putFirst does when it deletes a row; one that deletes
+// nothing writes nothing, and leaves xid 0.
+func delFirst(ctx context.Context, q querier, c store.Collection, key string, xid *int64) error {
+	err := q.QueryRow(ctx, "DELETE FROM switchyard_records WHERE collection = $1 AND key = $2 RETURNING txid_current()", string(c), []byte(key)).Scan(xid)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("pgstore: delete %s/%s: %w", c, key, err)
+	}
+	return nil
+}
+
 func del(ctx context.Context, q querier, c store.Collection, key string) error {
 	if _, err := q.Exec(ctx, "DELETE FROM switchyard_records WHERE collection = $1 AND key = $2", string(c), []byte(key)); err != nil {
 		return fmt.Errorf("pgstore: delete %s/%s: %w", c, key, err)
@@ -732,7 +743,7 @@ type pgTx struct {
 	tx pgx.Tx
 	// touched are the records the run read or wrote (by key), for the locks of a run again.
 	touched []store.Ref
-	// xid is the transaction's id, read by its first Put (0: none yet).
+	// xid is the transaction's id, read by its first write (0: none yet).
 	xid int64
 }
 
@@ -761,6 +772,9 @@ func (t *pgTx) Put(ctx context.Context, c store.Collection, key string, value []
 
 func (t *pgTx) Delete(ctx context.Context, c store.Collection, key string) error {
 	t.touch(c, key)
+	if t.xid == 0 {
+		return delFirst(ctx, t.tx, c, key, &t.xid)
+	}
 	return del(ctx, t.tx, c, key)
 }
 
