@@ -24,8 +24,7 @@ func (d *oneAtATimeDriver) Get(ctx context.Context, c store.Collection, key stri
 
 // TestGetManyFallsBackToGets: a Store whose driver has no GetMany reads the records one
 // Get per distinct key (a key without a record repeated read once too), with the same
-// answer (keys without a record absent); a Store
-// without a driver is ErrNoDriver.
+// answer (keys without a record absent); a Store without a driver is ErrNoDriver.
 func TestGetManyFallsBackToGets(t *testing.T) {
 	ctx := context.Background()
 	d := &oneAtATimeDriver{Driver: memstore.NewDriver()}
