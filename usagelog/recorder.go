@@ -11,6 +11,7 @@ package usagelog
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"sync"
@@ -65,8 +66,10 @@ type Request struct {
 	// own API (/anthropic/…, /gemini/…, /openai/…), absent for chat.
 	Operation string `json:"operation,omitempty" jsonschema:"enum=embeddings,enum=transcription,enum=translation,enum=speech,enum=rerank,enum=moderation,enum=image_generation,enum=image_edit,enum=pass_through"`
 	Stream    bool   `json:"stream"`
-	// Outcome is ok, error, stream_error, content_filter, guardrail_blocked or cancelled.
-	Outcome string `json:"outcome" jsonschema:"enum=ok,enum=error,enum=stream_error,enum=content_filter,enum=guardrail_blocked,enum=cancelled"`
+	// Outcome is ok, error, stream_error, content_filter, guardrail_blocked, cancelled (the
+	// caller left) or cut (the server's graceful shutdown cut it: OutcomeCut; records written
+	// before it was told apart say cancelled).
+	Outcome string `json:"outcome" jsonschema:"enum=ok,enum=error,enum=stream_error,enum=content_filter,enum=guardrail_blocked,enum=cancelled,enum=cut"`
 	// Model is the "provider/model" that answered (or the last one tried when none did).
 	Model string `json:"model"`
 	// Answered says Model delivered the answer.
@@ -115,6 +118,12 @@ type Request struct {
 	APIBase string `json:"api_base,omitempty"`
 }
 
+// OutcomeCut is the Outcome of a request the server itself cut — its graceful shutdown
+// (completions.RequestRecord.CutBy) — which the gateway records cancelled: unlike a caller
+// that left, its caller got a 503 asking to retry, so it is a failure (StatusFailure,
+// LiteLLM's status failure) counted in Errors, its Error the server's reason.
+const OutcomeCut = "cut"
+
 // newRequest is rec as the history keeps it (ID not set).
 func newRequest(rec completions.RequestRecord) Request {
 	req := Request{Owner: rec.Owner, Tag: rec.Tag, Operation: rec.Operation, Stream: rec.Stream, Outcome: rec.Outcome,
@@ -132,6 +141,12 @@ func newRequest(rec completions.RequestRecord) Request {
 	if rec.Err != nil {
 		req.Error = rec.Err.Error()
 	}
+	if rec.Outcome == completions.RequestCancelled && rec.CutBy != nil {
+		req.Outcome = OutcomeCut
+		if rec.Err == nil || errors.Is(rec.Err, context.Canceled) {
+			req.Error = rec.CutBy.Error() // what the caller was told, not "context canceled"
+		}
+	}
 	if req.Model == "" {
 		req.Model = NoModel
 		if n := len(rec.Attempts); n > 0 {
@@ -144,7 +159,8 @@ func newRequest(rec completions.RequestRecord) Request {
 // Bucket aggregates the requests of one model over one step of time.
 type Bucket struct {
 	Requests int `json:"requests"`
-	// Errors counts requests that did not end ok (cancelled ones excluded).
+	// Errors counts requests that did not end ok (cancelled ones excluded; cut ones, the
+	// server's, counted).
 	Errors           int     `json:"errors"`
 	Cancelled        int     `json:"cancelled,omitempty"`
 	PromptTokens     int64   `json:"prompt_tokens"`

@@ -71,7 +71,7 @@ const DefaultSpendRetention time.Duration = -1
 // DayTotals are one day's totals of a key for one tag or model.
 type DayTotals struct {
 	// Requests counts the requests a model was called for (failed ones too); Errors those
-	// that did not end ok (cancelled ones excluded).
+	// that did not end ok (cancelled ones excluded, except those the server's shutdown cut).
 	Requests         int64   `json:"requests"`
 	Errors           int64   `json:"errors,omitempty"`
 	PromptTokens     int64   `json:"prompt_tokens"`
@@ -263,7 +263,9 @@ func (r *Rollup) ObserveRequest(_ context.Context, rec completions.RequestRecord
 	default:
 		t = DayTotals{Requests: 1, PromptTokens: int64(rec.Usage.PromptTokens), CompletionTokens: int64(rec.Usage.CompletionTokens),
 			CostUSD: rec.Usage.Costs.Spent(), SavedUSD: rec.SavedUSD}
-		if rec.Outcome != completions.RequestOK && rec.Outcome != completions.RequestCancelled {
+		// A request the server's shutdown cut failed (its caller got a 503); one whose
+		// caller left did not.
+		if rec.Outcome != completions.RequestOK && (rec.Outcome != completions.RequestCancelled || rec.CutBy != nil) {
 			t.Errors = 1
 		}
 	}

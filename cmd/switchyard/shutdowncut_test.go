@@ -69,6 +69,8 @@ func TestShutdownCutRequestIs503(t *testing.T) {
 	}
 	if logged, err := sv.historyAfterExit(t); err != nil || len(logged) != 1 {
 		t.Errorf("request history after the cut: %d entries, %v; want the cut request's", len(logged), err)
+	} else if v := string(logged[0].Value); !strings.Contains(v, `"outcome":"cut"`) || !strings.Contains(v, "shutting down") {
+		t.Errorf("the cut request is not recorded cut by the server's shutdown: %s", v)
 	}
 }
 
@@ -128,8 +130,8 @@ func TestShutdownCutStreamSaysShuttingDown(t *testing.T) {
 	}
 	if logged, err := sv.historyAfterExit(t); err != nil || len(logged) != 1 {
 		t.Errorf("request history after the cut: %d entries, %v; want the cut stream's", len(logged), err)
-	} else if v := string(logged[0].Value); !strings.Contains(v, `"kind":"cut"`) {
-		t.Errorf("the cut stream's attempt is not marked cut: %s", v)
+	} else if v := string(logged[0].Value); !strings.Contains(v, `"kind":"cut"`) || !strings.Contains(v, `"outcome":"cut"`) {
+		t.Errorf("the cut stream (or its attempt) is not marked cut: %s", v)
 	}
 }
 
