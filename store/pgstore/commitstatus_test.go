@@ -38,6 +38,9 @@ func TestCommitStatus(t *testing.T) {
 	}
 	defer d.Close()
 	st := store.New(wrappedDriver{d})
+	// begin's transactions are rolled back by the caller's defer (a no-op once committed or
+	// rolled back), and by begin itself when it fails: a t.Fatal leaving one open made the
+	// deferred d.Close wait for ever for its connection.
 	begin := func() (pgx.Tx, *pgTx) {
 		tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
 		if err != nil {
@@ -46,10 +49,12 @@ func TestCommitStatus(t *testing.T) {
 		pt := &pgTx{tx: tx}
 		for i := range 2 {
 			if err := pt.Put(ctx, store.Budgets, fmt.Sprint("k", i), []byte("1")); err != nil {
+				tx.Rollback(ctx)
 				t.Fatal(err)
 			}
 		}
 		if pt.xid == 0 {
+			tx.Rollback(ctx)
 			t.Fatal("a transaction's first Put read no transaction id")
 		}
 		return tx, pt
@@ -63,6 +68,7 @@ func TestCommitStatus(t *testing.T) {
 	}
 
 	tx, pt := begin()
+	defer tx.Rollback(ctx)
 	running := token(pt)
 	if _, err := st.CommitStatus(ctx, running); !errors.Is(err, store.ErrCommitUnknown) {
 		t.Errorf("a transaction still running: %v, want an error matching store.ErrCommitUnknown", err)
@@ -75,6 +81,7 @@ func TestCommitStatus(t *testing.T) {
 	}
 
 	tx, pt = begin()
+	defer tx.Rollback(ctx)
 	rolledBack := token(pt)
 	tx.Rollback(ctx)
 	if committed, err := st.CommitStatus(ctx, rolledBack); err != nil || committed {
