@@ -315,6 +315,14 @@ type Options struct {
 	// request naming several models is), each attempt under its deployment's ModelName
 	// (so it carries that deployment's id). SetRoutes may replace them.
 	DeploymentNames map[string][]NamedDeployment
+	// ContextWindowFallbacksSet says the configuration sets context window fallbacks at
+	// all (a LiteLLM config's context_window_fallbacks with any entry): a prompt too long
+	// for a model with none of its own (a model served through a wildcard such as
+	// "openai/*", a deployment name, or a group without an entry) ends the models asked and
+	// the plain fallbacks with its error, as ModelGroup.ContextWindowFallbacksSet does for
+	// a group and LiteLLM's router re-raises the ContextWindowExceededError; the request's
+	// own fallbacks are still tried. SetRoutes may replace it.
+	ContextWindowFallbacksSet bool
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger
 	// Observer, when set, sees every accepted request once at its end (metrics, traces, the
@@ -577,7 +585,7 @@ func New(opts Options) (*Gateway, error) {
 		}
 		opts.Cache.Semantic = &s
 	}
-	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs, Wildcards: opts.Wildcards, Listed: opts.Listed, DeploymentNames: opts.DeploymentNames}, nil)
+	rt, err := newRouteTable(Routes{ModelGroups: opts.ModelGroups, Prices: opts.Prices, IDs: opts.DeploymentIDs, Wildcards: opts.Wildcards, Listed: opts.Listed, DeploymentNames: opts.DeploymentNames, ContextWindowFallbacksSet: &opts.ContextWindowFallbacksSet}, nil)
 	if err != nil {
 		return nil, err
 	}

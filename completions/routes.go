@@ -27,6 +27,9 @@ type Routes struct {
 	// DeploymentNames replace Options.DeploymentNames; nil keeps the gateway's current
 	// ones.
 	DeploymentNames map[string][]NamedDeployment
+	// ContextWindowFallbacksSet replaces Options.ContextWindowFallbacksSet; nil keeps the
+	// gateway's current one.
+	ContextWindowFallbacksSet *bool
 }
 
 // routeTable is one immutable routing table: Routes with its members' limits counted and
@@ -50,6 +53,8 @@ type routeTable struct {
 	served servedNames
 	// named are Routes.DeploymentNames.
 	named map[string][]NamedDeployment
+	// windowSet is Routes.ContextWindowFallbacksSet.
+	windowSet bool
 }
 
 // newRouteTable checks r and builds its table; the counts of a member whose limits are
@@ -79,7 +84,13 @@ func newRouteTable(r Routes, old *routeTable) (*routeTable, error) {
 		return nil, err
 	}
 	rt := &routeTable{groups: compileTagRegex(r.ModelGroups), limits: newMemberLimits(limits), timeouts: timeouts, params: params, prices: r.Prices, stored: r.Stored, ids: r.IDs, wildcards: wildcards, listed: r.Listed, named: r.DeploymentNames}
+	if r.ContextWindowFallbacksSet != nil {
+		rt.windowSet = *r.ContextWindowFallbacksSet
+	}
 	if old != nil {
+		if r.ContextWindowFallbacksSet == nil {
+			rt.windowSet = old.windowSet
+		}
 		if r.Listed == nil {
 			rt.listed = old.listed
 		}

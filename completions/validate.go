@@ -157,8 +157,10 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	// the request named fallbacks of its own, as LiteLLM's router
 	// (async_function_with_fallbacks_common_utils) re-raises a ContextWindowExceededError
 	// when context_window_fallbacks are set without an entry for the model group. A group
-	// marked ContextWindowFallbacksSet (the server's are set, if not for it) does alike.
-	req.windowSwitch = len(window) > 0 || req.scopeWindowSet || group != nil && group.ContextWindowFallbacksSet
+	// marked ContextWindowFallbacksSet (the server's are set, if not for it) does alike, and
+	// so does any model when the gateway's are set (Options.ContextWindowFallbacksSet: a
+	// model served through a wildcard deployment has no group to mark).
+	req.windowSwitch = len(window) > 0 || req.scopeWindowSet || group != nil && group.ContextWindowFallbacksSet || g.routes().windowSet
 	// The fallbacks by kind of failure, put in place of the models asked left and the
 	// plain fallbacks when one fails so (plan.switchFallbacks).
 	for _, f := range []struct {

@@ -521,7 +521,7 @@ func (s *Service) Sync(ctx context.Context) error {
 	// Wildcards, Listed and DeploymentNames never nil: nil would keep those in force, and a reload whose file
 	// has none left must leave none.
 	routes := completions.Routes{ModelGroups: groups, Prices: prices, Stored: stored, IDs: cfg.DeploymentIDs(),
-		Wildcards: cfg.Wildcards, Listed: cfg.Listed, DeploymentNames: cfg.DeploymentNames}
+		Wildcards: cfg.Wildcards, Listed: cfg.Listed, DeploymentNames: cfg.DeploymentNames, ContextWindowFallbacksSet: &cfg.ContextWindowFallbacksSet}
 	if routes.Wildcards == nil {
 		routes.Wildcards = []completions.Wildcard{}
 	}

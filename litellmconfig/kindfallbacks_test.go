@@ -219,6 +219,9 @@ model_list:
 		if err != nil {
 			t.Fatalf("%s: %v", settings, err)
 		}
+		if cfg.ContextWindowFallbacksSet != want {
+			t.Errorf("%s\nConfig.ContextWindowFallbacksSet %v, want %v", settings, cfg.ContextWindowFallbacksSet, want)
+		}
 		for name, g := range cfg.ModelGroups {
 			if g.ContextWindowFallbacksSet != want {
 				t.Errorf("%s\ngroup %s: ContextWindowFallbacksSet %v, want %v", settings, name, g.ContextWindowFallbacksSet, want)

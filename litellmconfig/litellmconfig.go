@@ -131,6 +131,13 @@ type Config struct {
 	// serves a deployment by its litellm_params.model, and is sent to those deployments
 	// with their own api_base and key.
 	DeploymentNames map[string][]completions.NamedDeployment
+	// ContextWindowFallbacksSet says router_settings or litellm_settings set
+	// context_window_fallbacks with any entry, for
+	// completions.Options.ContextWindowFallbacksSet: a prompt too long for a model with no
+	// entry (one served through a wildcard deployment too, which no group's
+	// ContextWindowFallbacksSet covers) ends the request with its error, as LiteLLM's
+	// router re-raises it.
+	ContextWindowFallbacksSet bool
 	// Warnings say, one line each, what the file asks that Switchyard does differently or
 	// not at all (the keys ignored, the routing strategy's nearest equivalent).
 	Warnings []string
@@ -1855,6 +1862,7 @@ func (p *parser) fallbacksOf(key string, list func(*completions.ModelGroup) *[]s
 		}
 	}
 	if key == "context_window_fallbacks" && set {
+		p.cfg.ContextWindowFallbacksSet = true
 		// LiteLLM's router with context_window_fallbacks set re-raises a prompt too long
 		// for a group without an entry (or with an empty one) rather than going on to
 		// its plain fallbacks.

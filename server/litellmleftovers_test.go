@@ -36,7 +36,7 @@ func litellmConfigServer(t *testing.T, yaml, url string, env map[string]string, 
 	rec := usagelog.New(usagelog.Options{})
 	o := completions.Options{Providers: reg, Prices: providers.DefaultCatalog().WithOwnPrices(cfg.Prices), Store: st, Observer: rec,
 		ModelGroups: cfg.ModelGroups, ListConfigured: true, Listed: cfg.Listed, DeploymentNames: cfg.DeploymentNames,
-		Wildcards: cfg.Wildcards, DeploymentIDs: cfg.DeploymentIDs()}
+		Wildcards: cfg.Wildcards, DeploymentIDs: cfg.DeploymentIDs(), ContextWindowFallbacksSet: cfg.ContextWindowFallbacksSet}
 	if tweak != nil {
 		tweak(&o)
 	}

@@ -290,6 +290,10 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 		OpenAIConversationRetention: libraryRetention(w.cfg.Retention.OpenAIConversations),
 		SharedLimits:                w.limits,
 	}
+	if w.cfg.litellm != nil {
+		// context_window_fallbacks set: a prompt too long without an entry ends the request.
+		gopts.ContextWindowFallbacksSet = w.cfg.litellm.ContextWindowFallbacksSet
+	}
 	alerts.hook(&gopts)
 	// --mcp-servers: served at /mcp, and the tools of OpenAI's mcp tool on /v1/responses.
 	if w.mcp, err = w.cfg.MCP.gateway(w); err != nil {
