@@ -472,9 +472,14 @@ func openAIReasoningEffort(model string, t *Thinking) string {
 // openAIReasoningModel reports whether model is one of OpenAI's reasoning models: the o1, o3
 // and o4 families, codex-mini (an o4-mini) and GPT-5 (not its -chat models).
 func openAIReasoningModel(model string) bool {
-	oSeries := strings.HasPrefix(model, "o1") || strings.HasPrefix(model, "o3") || strings.HasPrefix(model, "o4") ||
-		strings.HasPrefix(model, "codex-mini")
-	return oSeries || strings.HasPrefix(model, "gpt-5") && !strings.Contains(model, "-chat")
+	return openAIOSeries(model) || strings.HasPrefix(model, "codex-mini") ||
+		strings.HasPrefix(model, "gpt-5") && !strings.Contains(model, "-chat")
+}
+
+// openAIOSeries reports whether model is of OpenAI's o1, o3 or o4 families (their -mini
+// models included).
+func openAIOSeries(model string) bool {
+	return strings.HasPrefix(model, "o1") || strings.HasPrefix(model, "o3") || strings.HasPrefix(model, "o4")
 }
 
 // openAIEffort is an effort the gateway accepts (any case; Anthropic's max) as OpenAI's

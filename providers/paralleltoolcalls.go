@@ -16,14 +16,6 @@ func (r *Request) oneToolCallAsked() bool {
 	return r.SingleToolCall
 }
 
-// openAIRefusesParallelToolCalls reports whether OpenAI's chat completions refuse
-// parallel_tool_calls for model ("Unsupported parameter: 'parallel_tool_calls' is not
-// supported with this model"): the o-series reasoning models (o1, o3, o4 and their -mini
-// models). GPT-5 takes it.
-func openAIRefusesParallelToolCalls(model string) bool {
-	return strings.HasPrefix(model, "o1") || strings.HasPrefix(model, "o3") || strings.HasPrefix(model, "o4")
-}
-
 // openAIParallelToolCallHosts are the OpenAI-compatible upstreams, by preset name and
 // host, whose chat completions document parallel_tool_calls (besides OpenAI's own API and
 // Azure); SingleToolCall is not sent to others, which may refuse fields they do not know.
@@ -56,8 +48,8 @@ func (o *OpenAI) openAIParallelToolCalls(req *Request, fam string) *bool {
 	if len(req.Tools) == 0 {
 		return nil // OpenAI refuses it without tools
 	}
-	if o.ownAPI && openAIRefusesParallelToolCalls(fam) {
-		return nil
+	if o.ownAPI && openAIOSeries(fam) {
+		return nil // "Unsupported parameter: 'parallel_tool_calls' is not supported with this model"; GPT-5 takes it
 	}
 	if req.ParallelToolCalls != nil {
 		return req.ParallelToolCalls

@@ -203,7 +203,7 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	if model == "" {
 		model = r.URL.Query().Get("deployment")
 	}
-	noteAskedModel(r, model) // a refusal before the upgrade is recorded with it
+	noteAskedModel(r, realtimeAskedModel(r)) // a refusal before the upgrade is recorded with it
 	var transcription bool
 	switch intent := r.URL.Query().Get("intent"); intent {
 	case "":
@@ -215,9 +215,6 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	beta := realtimeBeta(r)
 	secret := realtimeSecretOf(r)
 	if secret != nil {
-		if model == "" {
-			noteAskedModel(r, secret.Model)
-		}
 		switch {
 		case secret.transcribes():
 			transcription = true // the secret opens transcription sessions only
