@@ -126,8 +126,8 @@ func TestScopeFallbacksReplaceTheGroups(t *testing.T) {
 // TestScopeContextWindowFallbacks: a scope's ContextWindowFallbacks (a key's
 // router_settings.context_window_fallbacks) take over when the model asked fails with a
 // prompt too long — for a model as for a group, in place of the group's, its members
-// left and the plain fallbacks left out, the request's own fallbacks still after them —
-// and only then; one the scope's budget does not allow is passed over.
+// left and the plain fallbacks left out, the request's own fallbacks in their place when
+// it names some — and only then; one the scope's budget does not allow is passed over.
 func TestScopeContextWindowFallbacks(t *testing.T) {
 	long := step{err: upstreamErr(providers.KindContextLength, 400, 0)}
 	busy := step{err: upstreamErr(providers.KindAuth, 401, 0)}
@@ -147,14 +147,21 @@ func TestScopeContextWindowFallbacks(t *testing.T) {
 		t.Fatalf("another failure: %v %v", attemptModels(resp, err), err)
 	}
 	// A group: its members after the one too short are left out, and the scope's replace
-	// the group's; the request's own fallbacks follow.
+	// the group's.
 	h.a.on("m1", long)
+	resp, err = h.g.Complete(context.Background(), scope, groupReq("G"))
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "b/big"}) || h.a.callCount("m2") != 0 || h.a.callCount("g") != 0 {
+		t.Fatalf("a group: %v %v", attemptModels(resp, err), err)
+	}
+	// The request's own fallbacks go in their place (LiteLLM's router runs a request's
+	// list of models before it looks at the error's kind); the members still end.
 	r := groupReq("G")
 	r.FallbackModels = []string{"b/own"}
 	h.b.on("big", long)
+	bigBefore := h.b.callCount("big")
 	resp, err = h.g.Complete(context.Background(), scope, r)
-	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "b/big", "b/own"}) || h.a.callCount("m2") != 0 || h.a.callCount("g") != 0 {
-		t.Fatalf("a group: %v %v", attemptModels(resp, err), err)
+	if err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "b/own"}) || h.a.callCount("m2") != 0 || h.a.callCount("g") != 0 || h.b.callCount("big") != bigBefore {
+		t.Fatalf("a group with fallbacks of its own: %v %v", attemptModels(resp, err), err)
 	}
 	// Without the scope's, the group's own.
 	if resp, err = h.g.Complete(context.Background(), Scope{}, groupReq("G")); err != nil || !slices.Equal(attemptModels(resp, err), []string{"a/m1", "a/g"}) {

@@ -159,8 +159,12 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 	// when context_window_fallbacks are set without an entry for the model group. A group
 	// marked ContextWindowFallbacksSet (the server's are set, if not for it) does alike, and
 	// so does any model when the gateway's are set (Options.ContextWindowFallbacksSet: a
-	// model served through a wildcard deployment has no group to mark).
-	req.windowSwitch = len(window) > 0 || req.scopeWindowSet || group != nil && group.ContextWindowFallbacksSet || g.routes().windowSet
+	// model served through a wildcard deployment has no group to mark). Those marks are
+	// LiteLLM's, whose request names one model: a request naming several (the native
+	// API's models) goes on to its next model on a prompt too long, as on any failure,
+	// unless there are context window fallbacks to switch to.
+	several := len(req.Models) > 1
+	req.windowSwitch = len(window) > 0 || !several && (req.scopeWindowSet || group != nil && group.ContextWindowFallbacksSet || g.routes().windowSet)
 	// The fallbacks by kind of failure, put in place of the models asked left and the
 	// plain fallbacks when one fails so (plan.switchFallbacks).
 	for _, f := range []struct {
@@ -179,6 +183,15 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 			}
 			return nil, nil, fmt.Errorf("%s: %w", f.of(), err)
 		}
+	}
+	if req.namedFallbacks() && len(req.FallbackModels) > 0 {
+		// The request's own fallbacks (a list of models: LiteLLM's client-side format) are
+		// what a prompt too long goes to, in place of any context window fallbacks: LiteLLM's
+		// router (async_function_with_fallbacks_common_utils) runs a request's list of
+		// model names before it looks at the error's kind. The switch still ends the models
+		// asked, as LiteLLM's retries stop at a ContextWindowExceededError once
+		// context_window_fallbacks are set (should_retry_this_error).
+		req.windowFallbacks = nil
 	}
 	primary, fallback = dedupeTargets(primary, fallback)
 	if unfit != nil && len(fallback) == 0 {
