@@ -229,10 +229,12 @@ type Scope struct {
 	// with a prompt too long for it, the models asked after it are left out and these
 	// replace the plain fallbacks, as a group's ContextWindowFallbacks do — in place of
 	// the group's, which a scope with any ContextWindowFallbacks leaves out. A request's
-	// own fallbacks still follow them. A scope with ContextWindowFallbacks but none for
-	// the model asked (no entry, an empty one, or none it may call) leaves the prompt too
+	// own fallbacks replace them (LiteLLM's router runs a request's list of models before
+	// it looks at the error's kind). A scope with ContextWindowFallbacks but none for the
+	// model asked (no entry, an empty one, or none it may call) leaves the prompt too
 	// long's error to stand — the models asked after it and the plain fallbacks are not
-	// tried — as LiteLLM's router re-raises it. Chat requests only.
+	// tried — as LiteLLM's router re-raises it; not for a request naming several models,
+	// which goes on to its next. Chat requests only.
 	ContextWindowFallbacks map[string][]string
 }
 
@@ -321,7 +323,8 @@ type Options struct {
 	// "openai/*", a deployment name, or a group without an entry) ends the models asked and
 	// the plain fallbacks with its error, as ModelGroup.ContextWindowFallbacksSet does for
 	// a group and LiteLLM's router re-raises the ContextWindowExceededError; the request's
-	// own fallbacks are still tried. SetRoutes may replace it.
+	// own fallbacks are still tried, and a request naming several models goes on to its
+	// next (LiteLLM's request names one). SetRoutes may replace it.
 	ContextWindowFallbacksSet bool
 	// Ledger receives the usage of answered attempts; nil reports nowhere.
 	Ledger Ledger

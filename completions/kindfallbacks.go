@@ -14,8 +14,11 @@ import (
 // the members — those not yet tried are left out, as deployments of one model would only
 // fail alike — and that kind's fallbacks replace the group's plain Fallbacks. A member
 // that fails otherwise (a timeout, a 429, a 5xx, …) hands over to the next member as
-// before. The request's own fallback_models stay after them. Hedged requests
-// (FaultPolicy.HedgeAfter), whose models run side by side, keep the plain order.
+// before. The request's own fallbacks, when it names some, go in place of the context
+// window fallbacks (LiteLLM's router runs a request's list of models before it looks at
+// the error's kind: validate leaves that list empty) and after the content policy ones.
+// Hedged requests (FaultPolicy.HedgeAfter), whose models run side by side, keep the
+// plain order.
 
 // switchFallbacks is called when target i's attempts are over, kind being its last
 // failure's: when i is a member of the named group and the group has fallbacks for kind

@@ -218,7 +218,8 @@ type Request struct {
 	groupName string
 	// windowFallbacks and policyFallbacks are group's ContextWindowFallbacks (or the
 	// scope's, which replace them) and ContentPolicyFallbacks, resolved (set by the
-	// gateway's validation; nil when there are none).
+	// gateway's validation; nil when there are none, windowFallbacks also when the request
+	// named fallbacks of its own, which go in their place).
 	windowFallbacks, policyFallbacks []target
 	// windowSwitch says a failure for a prompt too long switches to windowFallbacks
 	// (plan.switchFallbacks): the group's context window fallbacks name some, or the

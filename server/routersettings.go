@@ -17,9 +17,13 @@ import (
 
 // A virtual key's or a team's router settings (LiteLLM's key and team router_settings):
 // how the gateway retries, times out and falls back for the requests made with the key.
-// LiteLLM resolves them per request as the key's when it has any, else its team's, else the
-// server's — whole, never merged field by field — and so does the gateway here
-// (keyRouterSettings). Of LiteLLM's settings (Router.update_settings) those a request can
+// LiteLLM resolves them per request as the key's when it has any, else its team's — whole,
+// never merged field by field (keyRouterSettings) — and fills those it names into the
+// request's router settings the request leaves unset, its router keeping the server's for
+// the rest (litellm/proxy/route_llm_request.py, router_settings_override): so does the
+// gateway here (applyTo sets only the settings named; the server's stand for the others,
+// a key with fallbacks but no context_window_fallbacks still getting the server's). Of
+// LiteLLM's settings (Router.update_settings) those a request can
 // carry are kept: num_retries (max_retries its older name), timeout, fallbacks and
 // context_window_fallbacks. The others configure the deployments the server shares between every key (cooldowns, the
 // routing strategy, retry policies by kind, aliases of groups) and are refused with a
@@ -268,7 +272,8 @@ func checkFallbacks(g *completions.Gateway, setting string, fbs map[string][]str
 }
 
 // keyRouterSettings is the settings a request of a key applies: the key's own when it has
-// any, else its team's (LiteLLM's order; never merged).
+// any, else its team's (LiteLLM's order; the two never merged), each setting over the
+// server's.
 func keyRouterSettings(key, team *routerSettings) *routerSettings {
 	if !key.empty() {
 		return key

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -220,5 +221,40 @@ func TestRequestContextWindowFallbacksOnRoutes(t *testing.T) {
 				t.Errorf("%s %s: %d %s (want a 400 naming %s)", route.path, cw, resp.StatusCode, out, param)
 			}
 		}
+	}
+}
+
+// TestKeyRouterSettingsOverTheServersOneByOne: a key's router_settings replace the
+// server's setting by setting, as LiteLLM's proxy fills a key's settings only into the
+// router settings a request leaves unset, its router keeping the server's for the rest
+// (route_llm_request.py, router_settings_override): under --litellm-config with
+// context_window_fallbacks, a key whose router_settings name fallbacks and num_retries but
+// no context_window_fallbacks still gets the server's for a prompt too long (its plain
+// fallbacks are not tried), while a request's own fallbacks go in their place.
+func TestKeyRouterSettingsOverTheServersOneByOne(t *testing.T) {
+	up := &fakeOpenAIUpstream{}
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	hs, _, _ := litellmConfigServer(t, `
+model_list:
+  - model_name: small
+    litellm_params: {model: openai/toolong, api_base: URL/v1, api_key: sk-own}
+  - model_name: big
+    litellm_params: {model: openai/ok, api_base: URL/v1, api_key: sk-own}
+  - model_name: bigger
+    litellm_params: {model: openai/ok2, api_base: URL/v1, api_key: sk-own}
+router_settings:
+  num_retries: 0
+  context_window_fallbacks: [{"small": ["bigger"]}]
+`, ups.URL, nil, nil)
+	key := genKey(t, hs.URL, `{"router_settings":{"num_retries":0,"fallbacks":[{"small":["big"]}]}}`)
+	calls := func() int { up.mu.Lock(); defer up.mu.Unlock(); n := len(up.messages); up.messages = nil; return n }
+	resp, b := post(t, hs.URL+"/v1/chat/completions", key, `{"model":"small","messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "Hello from ok2") || calls() != 2 {
+		t.Fatalf("a key with fallbacks only: %d %s; want the server's context window fallback (ok2) after toolong, big not tried", resp.StatusCode, b)
+	}
+	resp, b = post(t, hs.URL+"/v1/chat/completions", key, `{"model":"small","fallbacks":["big"],"messages":[{"role":"user","content":"hi"}]}`)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `Hello from ok"`) || calls() != 2 {
+		t.Fatalf("the request's own fallbacks: %d %s; want big (ok) in place of the context window fallback", resp.StatusCode, b)
 	}
 }
