@@ -17,7 +17,7 @@ type LiteLLMFallbacks struct {
 	Fallbacks json.RawMessage `json:"fallbacks,omitempty" jsonschema:"-"`
 	// ContextWindowFallbacks is LiteLLM's request context_window_fallbacks, written as its
 	// router's: [{"gpt-4o-mini": ["gpt-4o"]}] (Request.ContextWindowFallbacks).
-	ContextWindowFallbacks json.RawMessage `json:"context_window_fallbacks,omitempty" jsonschema:"type=array,description=LiteLLM's context_window_fallbacks for this request: [{gpt-4o-mini: [gpt-4o]}]: when the model asked fails with a prompt too long the entry for it (by name\\, else without its provider\\, else *) is tried in place of the plain fallbacks; they replace the key's and the model group's; with no entry for it ([] included) the prompt too long's error stands"`
+	ContextWindowFallbacks json.RawMessage `json:"context_window_fallbacks,omitempty" jsonschema:"type=array,description=LiteLLM's context_window_fallbacks for this request: [{gpt-4o-mini: [gpt-4o]}]: when the model asked fails with a prompt too long the entry for it (by name\\, else without its provider\\, else *) is tried in place of the plain fallbacks (fallbacks the request names go in its place); they replace the key's and the model group's; with no entry for it ([] included) the prompt too long's error stands"`
 }
 
 // maxWindowFallbackModels bounds the models a request's context_window_fallbacks name
