@@ -26,7 +26,6 @@ func TestWindowMarksLeaveSeveralModels(t *testing.T) {
 	}
 	one := userReq("hi", "a/m")
 	one.MaxRetries = intp(0)
-	one.FallbackModels = nil
 	if resp, err = h.g.Complete(context.Background(), Scope{Fallbacks: map[string][]string{"*": {"a/m2"}}}, one); err == nil || !slices.Equal(attemptModels(resp, err), []string{"a/m"}) {
 		t.Fatalf("one model under the gateway's mark: %v %v; want the prompt too long to stand", attemptModels(resp, err), err)
 	}
