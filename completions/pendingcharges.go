@@ -52,7 +52,9 @@ const (
 	// it is given up as unknown, as one the store cannot tell
 	// is, rather than asked about for ever and counted at admission for ever. Three hours outlast a server's default TCP keepalive
 	// (2 h 11 min on Linux), by which a session whose client vanished mid-commit ends and
-	// its transaction, still in progress until then, aborts and is told.
+	// its transaction, still in progress until then, aborts and is told (pgstore ends such
+	// a session of its own at the first question, when the server lets it: this bound is
+	// for when it does not).
 	maxUnansweredWait = 3 * time.Hour
 )
 

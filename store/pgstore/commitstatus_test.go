@@ -137,3 +137,50 @@ func TestCommitStatus(t *testing.T) {
 		t.Errorf("an unanswered commit of no write: %v, want ErrCommitUnknown without a token", err)
 	}
 }
+
+// TestEndLostSessionOnlyItsOwn: CommitStatus ends a session only when it is the lost
+// transaction's own, still in it and idle: a transaction id and a server process that do
+// not go together (the process since reused by another session, or an id some other
+// session runs) end nothing, and a transaction the driver did not lose is never ended.
+func TestEndLostSessionOnlyItsOwn(t *testing.T) {
+	dsn := os.Getenv("SWITCHYARD_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("SWITCHYARD_TEST_POSTGRES is not set: scripts/pg-test-cluster.sh start prints it")
+	}
+	ctx := context.Background()
+	d, err := OpenDriver(ctx, dsn, Options{Schema: fmt.Sprintf("endlost_%d", os.Getpid())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var pts [2]*pgTx
+	for i := range pts {
+		tx, err := d.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		pts[i] = &pgTx{tx: tx}
+		if err := pts[i].Put(ctx, store.Budgets, fmt.Sprint("own", i), []byte("1")); err != nil {
+			t.Fatal(err)
+		}
+		if pts[i].xid == 0 || pts[i].pid == 0 {
+			t.Fatalf("a transaction's first Put read id %d, process %d: want both", pts[i].xid, pts[i].pid)
+		}
+	}
+	a, b := pts[0], pts[1]
+	for _, mismatch := range [][2]int64{{a.xid, int64(b.pid)}, {b.xid, int64(a.pid)}} {
+		if ended, err := d.endLostSession(ctx, mismatch[0], int32(mismatch[1])); err != nil || ended {
+			t.Errorf("transaction %d with another session's process %d: ended %v, %v; want nothing ended", mismatch[0], mismatch[1], ended, err)
+		}
+	}
+	// Not lost: asked about, it is still running, and not ended.
+	if _, err := d.CommitStatus(ctx, strconv.FormatInt(a.xid, 10)); !errors.Is(err, store.ErrCommitUnknown) {
+		t.Errorf("a running transaction the driver did not lose: %v, want ErrCommitUnknown", err)
+	}
+	for i, pt := range pts {
+		if err := pt.tx.Commit(ctx); err != nil {
+			t.Errorf("transaction %d after the questions: %v, want it committed (its session not ended)", i, err)
+		}
+	}
+}

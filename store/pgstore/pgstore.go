@@ -78,6 +78,8 @@ type Driver struct {
 	schema  string // Options.Schema, in the records' lock keys
 	retries int
 	closed  atomic.Bool
+	// lost are the transactions whose commit got no answer, for CommitStatus.
+	lost lostTxs
 }
 
 // OpenDriver connects and migrates, as Open does, and returns the driver itself.
@@ -373,24 +375,30 @@ func put(ctx context.Context, q querier, c store.Collection, key string, value [
 	return nil
 }
 
+// firstWriteReturning is what a transaction's first write reads back: its id
+// (txid_current, assigned by the write anyway) and its session's server process
+// (pg_backend_pid), in the same round trip as the write. Should the commit's answer be
+// lost, CommitStatus learns the outcome by the id, and ends by the process a session
+// the server still holds open waiting for that commit (lostTxs).
+const firstWriteReturning = " RETURNING txid_current(), pg_backend_pid()"
+
 // putFirst is put as a transaction's first write, which also reads the transaction's id
-// (txid_current, assigned by the write anyway) into xid, in the same round trip: should
-// the commit's answer be lost, CommitStatus learns the outcome by it.
-func putFirst(ctx context.Context, q querier, c store.Collection, key string, value []byte, xid *int64) error {
+// into xid and its backend's process id into pid (firstWriteReturning).
+func putFirst(ctx context.Context, q querier, c store.Collection, key string, value []byte, xid *int64, pid *int32) error {
 	if value == nil {
 		value = []byte{}
 	}
-	if err := q.QueryRow(ctx, putSQL+" RETURNING txid_current()", string(c), []byte(key), value).Scan(xid); err != nil {
+	if err := q.QueryRow(ctx, putSQL+firstWriteReturning, string(c), []byte(key), value).Scan(xid, pid); err != nil {
 		return fmt.Errorf("pgstore: put %s/%s: %w", c, key, err)
 	}
 	return nil
 }
 
 // delFirst is del as a transaction's first write (no Put before it), which reads the
-// transaction's id into xid as putFirst does when it deletes a row; one that deletes
-// nothing writes nothing, and leaves xid 0.
-func delFirst(ctx context.Context, q querier, c store.Collection, key string, xid *int64) error {
-	err := q.QueryRow(ctx, "DELETE FROM switchyard_records WHERE collection = $1 AND key = $2 RETURNING txid_current()", string(c), []byte(key)).Scan(xid)
+// transaction's id and backend into xid and pid as putFirst does when it deletes a row;
+// one that deletes nothing writes nothing, and leaves xid 0.
+func delFirst(ctx context.Context, q querier, c store.Collection, key string, xid *int64, pid *int32) error {
+	err := q.QueryRow(ctx, "DELETE FROM switchyard_records WHERE collection = $1 AND key = $2"+firstWriteReturning, string(c), []byte(key)).Scan(xid, pid)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("pgstore: delete %s/%s: %w", c, key, err)
 	}
@@ -615,7 +623,7 @@ func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) e
 		return t.touched, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return t.touched, commitError(err, t.xid)
+		return t.touched, d.commitError(err, t)
 	}
 	return nil, nil
 }
@@ -637,13 +645,32 @@ func commitError(err error, xid int64) error {
 	return fmt.Errorf("pgstore: commit: %w: %w", store.ErrCommitUnknown, err)
 }
 
+// commitError is the package's commitError for t's commit, which also remembers t's
+// transaction and session as lost (lostTxs) when the commit got no answer.
+func (d *Driver) commitError(err error, t *pgTx) error {
+	err = commitError(err, t.xid)
+	if cu := (*store.CommitUnknownError)(nil); errors.As(err, &cu) {
+		d.lost.add(t.xid, t.pid)
+	}
+	return err
+}
+
 // CommitStatus implements store.CommitChecker: whether the transaction token names (the
 // id of an Update's transaction whose commit got no answer: a *store.CommitUnknownError's
-// Token) committed, by PostgreSQL's txid_status. One still running (its session not yet
-// ended by the server) is an error matching store.ErrCommitUnknown; one too old to tell
-// (txid_status NULL: its commit log is gone) or an id the database has not reached yet
-// (after a failover to a standby that never saw it) one matching store.ErrInvalid, as the
-// database will never tell it.
+// Token) committed, by PostgreSQL's txid_status. One still running is an error matching
+// store.ErrCommitUnknown; one too old to tell (txid_status NULL: its commit log is gone)
+// or an id the database has not reached yet (after a failover to a standby that never saw
+// it) one matching store.ErrInvalid, as the database will never tell it.
+//
+// A transaction still running whose commit this driver sent on a session it has lost
+// (the connection cut between them: the server never got the COMMIT, and holds the
+// session open, idle in the transaction, until its TCP keepalive finds the client gone,
+// two hours by default) is ended here: its session's server process, read with its id at
+// its first write, is terminated (pg_terminate_backend) when it is still that
+// transaction's and still idle in it, and the answer, asked again, is then known at once
+// (aborted; committed had the COMMIT reached it after all). A session busy (the COMMIT
+// being processed) is left alone; one the driver's role may not terminate leaves the
+// answer to the keepalive, as before.
 func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
 	if err := d.open(); err != nil {
 		return false, err
@@ -652,6 +679,42 @@ func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
 	if err != nil || xid <= 0 {
 		return false, fmt.Errorf("pgstore: commit status: %w: %q names no transaction", store.ErrInvalid, token)
 	}
+	committed, err := d.txidStatus(ctx, xid)
+	if !errors.Is(err, store.ErrCommitUnknown) {
+		d.lost.forget(xid) // told, or never will be
+		return committed, err
+	}
+	pid, ok := d.lost.pid(xid)
+	if !ok {
+		return false, err
+	}
+	ended, terr := d.endLostSession(ctx, xid, pid)
+	if terr != nil || !ended {
+		return false, errors.Join(err, terr)
+	}
+	// The server process ends its transaction (aborting it) as it exits, a moment after
+	// the signal: ask until it has (or, past endedWait, leave it to the next question).
+	ctx, cancel := context.WithTimeout(ctx, endedWait)
+	defer cancel()
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		committed, err = d.txidStatus(ctx, xid)
+		if !errors.Is(err, store.ErrCommitUnknown) {
+			d.lost.forget(xid)
+			return committed, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// endedWait bounds how long CommitStatus waits for a lost session it terminated to end.
+const endedWait = 5 * time.Second
+
+// txidStatus is txid_status(xid) as CommitStatus answers it.
+func (d *Driver) txidStatus(ctx context.Context, xid int64) (bool, error) {
 	var status *string
 	if err := d.pool.QueryRow(ctx, "SELECT txid_status($1)", xid).Scan(&status); err != nil {
 		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "22023" {
@@ -726,7 +789,7 @@ func (d *Driver) runLocked(ctx context.Context, ids []lockID, fn func(tx store.T
 	if conn.Conn().PgConn().TxStatus() != 'I' {
 		conn.Conn().Close(context.WithoutCancel(ctx)) // the commit's outcome unknown: as pgx's Commit
 	}
-	return t.touched, commitError(err, t.xid)
+	return t.touched, d.commitError(err, t)
 }
 
 // Close closes the pool. Later calls return store.ErrClosed.
@@ -743,8 +806,10 @@ type pgTx struct {
 	tx pgx.Tx
 	// touched are the records the run read or wrote (by key), for the locks of a run again.
 	touched []store.Ref
-	// xid is the transaction's id, read by its first write (0: none yet).
+	// xid is the transaction's id, read by its first write (0: none yet), and pid its
+	// session's server process.
 	xid int64
+	pid int32
 }
 
 func (t *pgTx) touch(c store.Collection, key string) {
@@ -765,7 +830,7 @@ func (t *pgTx) List(ctx context.Context, c store.Collection, opts store.ListOpti
 func (t *pgTx) Put(ctx context.Context, c store.Collection, key string, value []byte) error {
 	t.touch(c, key)
 	if t.xid == 0 {
-		return putFirst(ctx, t.tx, c, key, value, &t.xid)
+		return putFirst(ctx, t.tx, c, key, value, &t.xid, &t.pid)
 	}
 	return put(ctx, t.tx, c, key, value)
 }
@@ -773,7 +838,7 @@ func (t *pgTx) Put(ctx context.Context, c store.Collection, key string, value []
 func (t *pgTx) Delete(ctx context.Context, c store.Collection, key string) error {
 	t.touch(c, key)
 	if t.xid == 0 {
-		return delFirst(ctx, t.tx, c, key, &t.xid)
+		return delFirst(ctx, t.tx, c, key, &t.xid, &t.pid)
 	}
 	return del(ctx, t.tx, c, key)
 }

@@ -1,0 +1,96 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// maxLostTxs bounds the lost transactions a driver remembers (past it the oldest is
+// forgotten: CommitStatus then waits for the server to end its session, as it would
+// without the record).
+const maxLostTxs = 1024
+
+// lostTxs are the transactions whose COMMIT a driver sent on a connection it then lost
+// before the answer came (a *store.CommitUnknownError's), each with its session's server
+// process: CommitStatus may end such a session, and only such a one (never a transaction
+// some other caller names). The zero value is ready.
+type lostTxs struct {
+	mu    sync.Mutex
+	pids  map[int64]int32 // transaction id -> server process id
+	order []int64         // ids in the order lost, for maxLostTxs
+}
+
+func (l *lostTxs) add(xid int64, pid int32) {
+	if pid == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pids == nil {
+		l.pids = map[int64]int32{}
+	}
+	if _, ok := l.pids[xid]; ok {
+		return
+	}
+	for len(l.order) >= maxLostTxs {
+		delete(l.pids, l.order[0])
+		l.order = l.order[1:]
+	}
+	l.pids[xid] = pid
+	l.order = append(l.order, xid)
+}
+
+func (l *lostTxs) pid(xid int64) (int32, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pid, ok := l.pids[xid]
+	return pid, ok
+}
+
+func (l *lostTxs) forget(xid int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.pids[xid]; !ok {
+		return
+	}
+	delete(l.pids, xid)
+	for i, x := range l.order {
+		if x == xid {
+			l.order = append(l.order[:i], l.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// endLostSessionSQL terminates server process $1 only while it is still in transaction $2
+// (its 32-bit id: backend_xid, the id of the transaction it runs, which no other running
+// transaction shares) and idle in it, waiting for a statement: the COMMIT lost on the way.
+// A process busy (the COMMIT arrived and is being processed) or reused since by another
+// session matches no row. It is one statement, so the test and the signal see one state;
+// a COMMIT arriving between them is harmless, CommitStatus asking txid_status again.
+const endLostSessionSQL = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	WHERE pid = $1 AND backend_xid = ($2::bigint % 4294967296)::text::xid
+		AND state IN ('idle in transaction', 'idle in transaction (aborted)')`
+
+// endLostSession terminates the server process pid of lost transaction xid when it still
+// waits, idle in the transaction, for the COMMIT that will never come: ended says it was
+// signalled. An error is the server's refusal (a role without the right to signal it).
+func (d *Driver) endLostSession(ctx context.Context, xid int64, pid int32) (ended bool, err error) {
+	rows, err := d.pool.Query(ctx, endLostSessionSQL, pid, xid)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: end the lost session of transaction %d: %w", xid, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ok bool
+		if err := rows.Scan(&ok); err != nil {
+			return false, fmt.Errorf("pgstore: end the lost session of transaction %d: %w", xid, err)
+		}
+		ended = ended || ok
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("pgstore: end the lost session of transaction %d: %w", xid, err)
+	}
+	return ended, nil
+}
