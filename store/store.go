@@ -12,8 +12,9 @@
 //     After and Limit;
 //   - Update applies all of its writes or none of them;
 //   - concurrent callers are safe;
-//   - an Update, UpdateLocked, Put or Delete called from inside an Update's function on
-//     the same goroutine fails at once with an error matching [ErrNested].
+//   - an Update, UpdateLocked, Put or Delete called from inside an Update's function of
+//     the same store on the same goroutine fails at once with an error matching
+//     [ErrNested].
 //
 // On top of any driver, the owner index ([PutOwned], [ListOwned]) lists one owner's
 // records of a kind newest first, with cursor pagination and a creation-time window.
@@ -53,8 +54,11 @@ var (
 	// only through its Tx): the drivers (memstore, boltstore, pgstore; checked by
 	// store/storetest) refuse the inner call with an error matching ErrNested rather than
 	// wait for a lock or a record the outer transaction holds until it ends, which it
-	// never would. An Update of one driver inside another driver's function is refused
-	// too.
+	// never would. An Update of one store inside another store's function goes on
+	// (nothing of the outer one is waited for), except while the inner store runs an
+	// Update's function of its own on another goroutine (the drivers cannot tell the two
+	// apart then; pgstore counts all of a process's PostgreSQL stores as one, as they may
+	// share a database).
 	ErrNested = errors.New("store: Update called inside another Update's function (use its Tx)")
 	// ErrCommitUnknown means an Update's commit was sent but its outcome never came back
 	// (the connection to the database broke): its writes may or may not have been kept. A

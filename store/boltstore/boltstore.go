@@ -66,6 +66,7 @@ func Open(path string, opts Options) (*store.Store, error) {
 type Driver struct {
 	db    *bolt.DB
 	group *groupCommit
+	nest  nesting.Marker // marks fn's runs, to refuse an Update nested in one
 }
 
 // OpenDriver opens the database at path, creating it and its parent directories as Open
@@ -189,22 +190,23 @@ func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) err
 
 // Update implements store.Driver with one bbolt read-write transaction.
 //
-// Called from inside fn of an Update (of this or another driver of the process) on the
-// same goroutine, which store.Driver forbids, it returns an error matching
-// store.ErrNested at once, as do Put and Delete there: it would wait for ever for bbolt's
-// writer lock, or for the group commit running fn, which the outer Update holds until fn
-// returns.
+// Called from inside fn of an Update of this driver on the same goroutine, which
+// store.Driver forbids, it returns an error matching store.ErrNested at once, as do Put
+// and Delete there: it would wait for ever for bbolt's writer lock, or for the group
+// commit running fn, which the outer Update holds until fn returns. Inside another
+// driver's function it goes on, unless an Update of this one is running its function on
+// another goroutine at the time (store/internal/nesting cannot tell the two apart then).
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if nesting.Inside() {
+	if d.nest.Inside() {
 		return fmt.Errorf("boltstore: update: %w", store.ErrNested)
 	}
 	if d.group != nil {
-		return wrap(d.group.update(func(btx *bolt.Tx) error { return nesting.Run(fn, &boltTx{btx}) }))
+		return wrap(d.group.update(func(btx *bolt.Tx) error { return d.nest.Run(fn, &boltTx{btx}) }))
 	}
-	return wrap(d.db.Update(func(btx *bolt.Tx) error { return nesting.Run(fn, &boltTx{btx}) }))
+	return wrap(d.db.Update(func(btx *bolt.Tx) error { return d.nest.Run(fn, &boltTx{btx}) }))
 }
 
 // Close implements store.Driver.

@@ -28,13 +28,14 @@ type Driver struct {
 	closed bool
 	// writing is true while an Update of this driver runs its function (holding mu).
 	writing atomic.Bool
+	nest    nesting.Marker // marks fn's runs, to refuse an Update nested in one
 }
 
 // writers counts the memstore Updates running their functions in the process, of any
 // driver: with one, a goroutine inside a memstore Update's function is inside that one's.
 var writers atomic.Int64
 
-// updateEntry is the entry PC of Update, the only caller of nesting.Run here.
+// updateEntry is the entry PC of Update, the only caller of nesting.Marker.Run here.
 var updateEntry = runtime.FuncForPC(reflect.ValueOf((*Driver).Update).Pointer()).Entry()
 
 // nestedRead reports whether a read of d from the calling goroutine would wait for ever:
@@ -137,16 +138,18 @@ func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) err
 // Update implements store.Driver. Writes are staged and applied only when fn succeeds;
 // writers are serialised.
 //
-// Called from inside fn of an Update (of this or another driver of the process) on the
-// same goroutine, which store.Driver forbids, it returns an error matching
-// store.ErrNested at once, as do Put and Delete there: it would wait for ever for the
-// lock the outer Update holds until fn returns. So do Get, List and GetMany of this driver
+// Called from inside fn of an Update of this driver on the same goroutine, which
+// store.Driver forbids, it returns an error matching store.ErrNested at once, as do Put
+// and Delete there: it would wait for ever for the lock the outer Update holds until fn
+// returns. Inside another driver's function it goes on, unless an Update of this one is
+// running its function on another goroutine at the time (store/internal/nesting cannot
+// tell the two apart then). So do Get, List and GetMany of this driver
 // there (they would wait for the same lock); fn reads through its Tx.
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if nesting.Inside() {
+	if d.nest.Inside() {
 		return fmt.Errorf("memstore: update: %w", store.ErrNested)
 	}
 	d.mu.Lock()
@@ -161,7 +164,7 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 		d.writing.Store(false)
 	}()
 	tx := &memTx{d: d, staged: map[store.Collection]map[string][]byte{}, deleted: map[store.Collection]map[string]bool{}}
-	if err := nesting.Run(fn, tx); err != nil {
+	if err := d.nest.Run(fn, tx); err != nil {
 		return err
 	}
 	for c, m := range tx.staged {

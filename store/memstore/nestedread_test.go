@@ -15,10 +15,11 @@ import (
 // Update's function on the same goroutine waited for ever for the write lock that Update
 // holds until the function returns; it now fails at once with an error matching
 // store.ErrNested. A read of it from inside another driver's function (a foreign Update,
-// here nesting.Run as the drivers call it) is no such call: it is answered, also while
+// here a nesting.Marker's Run as the drivers call it) is no such call: it is answered, also while
 // another goroutine's Update of it runs (then after that Update). bbolt and PostgreSQL
 // answer such reads, so this is memstore's own test, not the conformance suite's.
 func TestNestedReadIsRefused(t *testing.T) {
+	var foreign nesting.Marker // a foreign driver's
 	ctx := context.Background()
 	d := NewDriver()
 	if err := d.Put(ctx, store.Budgets, "k", []byte("v")); err != nil {
@@ -50,7 +51,7 @@ func TestNestedReadIsRefused(t *testing.T) {
 		if err := NewDriver().Update(ctx, func(store.Tx) error { inner = r.read(d); return nil }); err != nil || inner != nil {
 			t.Errorf("%s inside another memstore's Update's function: %v %v, want it answered", r.name, err, inner)
 		}
-		if err := nesting.Run(func(store.Tx) error { return r.read(d) }, nil); err != nil {
+		if err := foreign.Run(func(store.Tx) error { return r.read(d) }, nil); err != nil {
 			t.Errorf("%s inside a foreign driver's function: %v, want it answered", r.name, err)
 		}
 		// Inside a foreign driver's function while another goroutine's Update of d runs:
@@ -61,7 +62,7 @@ func TestNestedReadIsRefused(t *testing.T) {
 		}()
 		<-started
 		var nested bool
-		nesting.Run(func(store.Tx) error { nested = d.nestedRead(); return nil }, nil)
+		foreign.Run(func(store.Tx) error { nested = d.nestedRead(); return nil }, nil)
 		close(release)
 		if err := <-done; err != nil {
 			t.Fatal(err)

@@ -503,11 +503,14 @@ func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 // of running again up to MaxRetries times and failing. Their other records are as
 // Update's (a serialization failure there still runs fn again).
 //
-// Called from inside fn of another Update or UpdateLocked (of any driver of this process)
-// on the same goroutine (which store.Driver forbids), it returns an error matching
-// store.ErrNested at once, as Put and Delete do there: waiting would be for ever, on the
-// advisory lock of a record the outer run holds (one it names, or at a run again one it
-// touched) or on a row it wrote, while the outer run waits for it to return.
+// Called from inside fn of another Update or UpdateLocked of a pgstore driver of this
+// process (any: two may share a database) on the same goroutine (which store.Driver
+// forbids), it returns an error matching store.ErrNested at once, as Put and Delete do
+// there: waiting would be for ever, on the advisory lock of a record the outer run holds
+// (one it names, or at a run again one it touched) or on a row it wrote, while the outer
+// run waits for it to return. Inside another kind of driver's function it goes on, unless
+// a pgstore Update is running its function on another goroutine at the time
+// (store/internal/nesting cannot tell the two apart then).
 func (d *Driver) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx store.Tx) error) error {
 	if err := d.open(); err != nil {
 		return err
@@ -533,12 +536,17 @@ func (d *Driver) UpdateLocked(ctx context.Context, locks []store.Ref, fn func(tx
 	}
 }
 
+// nested marks the functions of every pgstore Driver's Updates, one Marker for all: two
+// drivers of the process may be on one database (and schema), where a write of one waits
+// for the rows and advisory locks the other's transaction holds.
+var nested nesting.Marker
+
 // notNested returns an error matching store.ErrNested when the calling goroutine is inside
-// an Update's function (of any driver of the process: store/internal/nesting): a write
-// (what: update, put, delete) on a connection of its own there would wait for ever on a
-// row or an advisory lock the Update's transaction holds.
+// an Update's function of a pgstore Driver (store/internal/nesting): a write (what: update,
+// put, delete) on a connection of its own there would wait for ever on a row or an
+// advisory lock the Update's transaction holds.
 func notNested(what string) error {
-	if nesting.Inside() {
+	if nested.Inside() {
 		return fmt.Errorf("pgstore: %s: %w", what, store.ErrNested)
 	}
 	return nil
@@ -619,7 +627,7 @@ func (d *Driver) runTx(ctx context.Context, ids []lockID, fn func(tx store.Tx) e
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	t := &pgTx{tx: tx}
-	if err := nesting.Run(fn, t); err != nil {
+	if err := nested.Run(fn, t); err != nil {
 		return t.touched, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -768,7 +776,7 @@ func (d *Driver) runLocked(ctx context.Context, ids []lockID, fn func(tx store.T
 		return nil, fmt.Errorf("pgstore: lock and begin: %w", err)
 	}
 	t := &pgTx{tx: tx}
-	if err := nesting.Run(fn, t); err != nil {
+	if err := nested.Run(fn, t); err != nil {
 		tx.Rollback(context.WithoutCancel(ctx))
 		return t.touched, err
 	}
