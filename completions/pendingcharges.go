@@ -29,6 +29,13 @@ import (
 // Until then, admission counts a key's pending charges as spent (pendingCharges.admits):
 // a store blip does not let a key spend past its bound unboundedly.
 //
+// The pending charges are kept in the process's memory only (a crash or kill -9 loses
+// them, a Close with the store still down counts them Lost): the store is what refused
+// them, so they cannot be kept there, and a file of the replica's own would be on the
+// disk a bbolt store already failed on, or on a PostgreSQL replica's disk that need not
+// outlive it; replayed after a restart it could apply a charge twice (an account records
+// only its last maxAppliedCharges ids).
+//
 // A pending charge belongs to the period of the account it was incurred in (its at, by the
 // account's clock): applied after the account's period was reset (BudgetLimits.ResetEvery),
 // it is recorded as applied but not counted in the new period's calls, tokens, cost or

@@ -11,7 +11,12 @@ import (
 // groupCommit runs concurrent write transactions together: the first writer commits at
 // once; writers that arrive while a commit is in progress queue up and share the next
 // commit (one fsync for all of them). A lone writer therefore never waits, and under load
-// the fsync rate no longer bounds the write rate.
+// the fsync rate no longer bounds the write rate. There is no window (a wait for more
+// writers before committing, as usagelog.History's background writer has): Update's
+// callers wait for the commit (a budget charge, a stored answer the client waits for), so
+// a window would be added to every write at a low rate, while under load the commit in
+// progress is the window (serve at concurrency 8 syncs its bbolt file once per ~50
+// requests: BENCHMARKS.md, "Request history: the writer's group commit").
 //
 // If one function of a group fails, the group's transaction is rolled back, the failing
 // function is run alone (its error goes to its caller) and the others are run again as a
