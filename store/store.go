@@ -89,7 +89,9 @@ func (e *CommitUnknownError) Unwrap() []error { return []error{ErrCommitUnknown,
 // (false: it rolled back, none of its writes kept), or an error (one matching
 // ErrCommitUnknown when the database cannot tell yet: the transaction still running; one
 // matching ErrInvalid when it never will: the token names no transaction of it, as a
-// PostgreSQL id it has not reached after a failover, or one too old to tell).
+// PostgreSQL id it has not reached after a failover, or one too old to tell). A driver may
+// end a transaction of its own that it lost (pgstore: a session the server holds open,
+// waiting for the COMMIT that never reached it) so that the answer comes at once.
 type CommitChecker interface {
 	CommitStatus(ctx context.Context, token string) (committed bool, err error)
 }

@@ -1,160 +1,16 @@
 package pgstore_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
-	"io"
-	"net"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/switchyard-ai/switchyard/store"
 	"github.com/switchyard-ai/switchyard/store/pgstore"
+	"github.com/switchyard-ai/switchyard/store/storetest"
 )
-
-// What fakeCutProxy does to the next COMMIT it sees.
-const (
-	passCommit    int32 = iota // forward it (no cut armed)
-	forwardAndCut              // forward it, then cut the client's connection: the server commits, the answer is lost
-	swallowAndCut              // cut the client's connection without forwarding it: the server waits for it
-)
-
-// fakeCutProxy is a test TCP proxy between pgx and the test cluster that cuts a
-// connection mid-commit as a network partition would: the client's side is closed, the
-// server's is left open and silent (no FIN reaches the server, which holds the session
-// as it would until its TCP keepalive gives up on the client).
-type fakeCutProxy struct {
-	ln     net.Listener
-	dial   func() (net.Conn, error)
-	armed  atomic.Int32 // passCommit, forwardAndCut or swallowAndCut, for the next COMMIT
-	cuts   atomic.Int32
-	mu     sync.Mutex
-	server []net.Conn // every server connection, closed at the end of the test
-}
-
-// newFakeCutProxy listens on a local port and forwards to the cluster at dsn.
-func newFakeCutProxy(t *testing.T, dsn string) (*fakeCutProxy, string) {
-	t.Helper()
-	cfg, err := pgconn.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	network, addr := "tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
-	if strings.HasPrefix(cfg.Host, "/") {
-		network, addr = "unix", cfg.Host+"/.s.PGSQL."+strconv.Itoa(int(cfg.Port))
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &fakeCutProxy{ln: ln, dial: func() (net.Conn, error) { return net.Dial(network, addr) }}
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, c := range p.server {
-			c.Close()
-		}
-	})
-	go p.accept()
-	proxied := "postgres://" + cfg.User + "@" + ln.Addr().String() + "/" + cfg.Database + "?sslmode=disable"
-	return p, proxied
-}
-
-func (p *fakeCutProxy) accept() {
-	for {
-		client, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		server, err := p.dial()
-		if err != nil {
-			client.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.server = append(p.server, server)
-		p.mu.Unlock()
-		go func() {
-			io.Copy(client, server)
-			client.Close()
-		}()
-		go p.forward(client, server)
-	}
-}
-
-// forward copies the client's messages to the server, message by message, acting on a
-// simple-protocol COMMIT (pgx's Commit, pgstore's "COMMIT; …unlock") as armed says.
-func (p *fakeCutProxy) forward(client, server net.Conn) {
-	defer client.Close()
-	cut := false
-	defer func() {
-		if !cut {
-			server.Close() // the client ended the session: so does the server's side
-		}
-	}()
-	// Untyped messages first: SSL or GSS encryption requests, then the startup message.
-	for {
-		msg, err := readUntyped(client)
-		if err != nil {
-			return
-		}
-		if _, err := server.Write(msg); err != nil {
-			return
-		}
-		if code := binary.BigEndian.Uint32(msg[4:8]); code != 80877103 && code != 80877104 {
-			break
-		}
-	}
-	header := make([]byte, 5)
-	for {
-		if _, err := io.ReadFull(client, header); err != nil {
-			return
-		}
-		body := make([]byte, int(binary.BigEndian.Uint32(header[1:]))-4)
-		if _, err := io.ReadFull(client, body); err != nil {
-			return
-		}
-		if header[0] == 'Q' && bytes.HasPrefix(bytes.ToUpper(bytes.TrimSpace(body)), []byte("COMMIT")) {
-			switch mode := p.armed.Swap(passCommit); mode {
-			case forwardAndCut, swallowAndCut:
-				if mode == forwardAndCut {
-					server.Write(append(header, body...))
-				}
-				cut = true
-				p.cuts.Add(1)
-				return // the client's side closed; the server's left open
-			}
-		}
-		if _, err := server.Write(append(header, body...)); err != nil {
-			return
-		}
-	}
-}
-
-// readUntyped reads a message without a type byte (its length first).
-func readUntyped(r io.Reader) ([]byte, error) {
-	var n [4]byte
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, err
-	}
-	size := int(binary.BigEndian.Uint32(n[:]))
-	if size < 8 || size > 1<<16 {
-		return nil, errors.New("fake proxy: bad startup message")
-	}
-	msg := make([]byte, size)
-	copy(msg, n[:])
-	_, err := io.ReadFull(r, msg[4:])
-	return msg, err
-}
 
 // TestCommitCutMidCommitIsResolvedOnce: a charge (an increment of a budget record) whose
 // connection a real TCP proxy cuts mid-commit, the server's side left open as a network
@@ -171,7 +27,7 @@ func TestCommitCutMidCommitIsResolvedOnce(t *testing.T) {
 	addr := dsn(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	proxy, proxied := newFakeCutProxy(t, addr)
+	proxy, proxied := storetest.NewFakeCutProxy(t, addr)
 	schema := freshSchema()
 	st, err := pgstore.Open(ctx, proxied, pgstore.Options{Schema: schema})
 	if err != nil {
@@ -186,14 +42,14 @@ func TestCommitCutMidCommitIsResolvedOnce(t *testing.T) {
 
 	for _, c := range []struct {
 		name          string
-		mode          int32
+		mode          storetest.CutMode
 		locked        bool
 		wantCommitted bool
 	}{
-		{"COMMIT reached the server, Update", forwardAndCut, false, true},
-		{"COMMIT reached the server, UpdateLocked", forwardAndCut, true, true},
-		{"COMMIT lost on the way, Update", swallowAndCut, false, false},
-		{"COMMIT lost on the way, UpdateLocked", swallowAndCut, true, false},
+		{"COMMIT reached the server, Update", storetest.ForwardCommitAndCut, false, true},
+		{"COMMIT reached the server, UpdateLocked", storetest.ForwardCommitAndCut, true, true},
+		{"COMMIT lost on the way, Update", storetest.SwallowCommitAndCut, false, false},
+		{"COMMIT lost on the way, UpdateLocked", storetest.SwallowCommitAndCut, true, false},
 	} {
 		key := strings.ReplaceAll(c.name, " ", "_")
 		charge := func() error {
@@ -203,11 +59,11 @@ func TestCommitCutMidCommitIsResolvedOnce(t *testing.T) {
 			}
 			return st.Update(ctx, fn)
 		}
-		cutsBefore := proxy.cuts.Load()
-		proxy.armed.Store(c.mode)
+		cutsBefore := proxy.Cuts()
+		proxy.Arm(c.mode)
 		err := charge()
-		proxy.armed.Store(passCommit)
-		if proxy.cuts.Load() != cutsBefore+1 {
+		proxy.Arm(storetest.PassCommit)
+		if proxy.Cuts() != cutsBefore+1 {
 			t.Fatalf("%s: the proxy cut no connection at the COMMIT (charge: %v)", c.name, err)
 		}
 		var cu *store.CommitUnknownError
