@@ -688,8 +688,10 @@ func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
 		return false, fmt.Errorf("pgstore: commit status: %w: %q names no transaction", store.ErrInvalid, token)
 	}
 	committed, err := d.txidStatus(ctx, xid)
-	if !errors.Is(err, store.ErrCommitUnknown) {
+	if err == nil || errors.Is(err, store.ErrInvalid) {
 		d.lost.forget(xid) // told, or never will be
+	}
+	if !errors.Is(err, store.ErrCommitUnknown) {
 		return committed, err
 	}
 	pid, ok := d.lost.pid(xid)
@@ -706,8 +708,10 @@ func (d *Driver) CommitStatus(ctx context.Context, token string) (bool, error) {
 	defer cancel()
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		committed, err = d.txidStatus(ctx, xid)
-		if !errors.Is(err, store.ErrCommitUnknown) {
+		if err == nil || errors.Is(err, store.ErrInvalid) {
 			d.lost.forget(xid)
+		}
+		if !errors.Is(err, store.ErrCommitUnknown) {
 			return committed, err
 		}
 		select {
