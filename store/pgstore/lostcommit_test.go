@@ -21,8 +21,10 @@ import (
 // server's TCP keepalive gave up on the client, two hours by default: the charge waited
 // that long to be told. The driver now ends that session (pg_terminate_backend of the
 // process read with the transaction's id, while still idle in that transaction), so
-// CommitStatus tells "rolled back" at once and the charge is applied again. Either way
-// the record counts the charge once, never twice.
+// CommitStatus tells "rolled back" at once and the charge is applied again; and it ends it
+// by itself soon after the loss, so another writer of the record (waiting for the lock
+// the session held) goes on though no one asked. Either way the record counts the charge
+// once, never twice.
 func TestCommitCutMidCommitIsResolvedOnce(t *testing.T) {
 	addr := dsn(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -50,6 +52,7 @@ func TestCommitCutMidCommitIsResolvedOnce(t *testing.T) {
 		{"COMMIT reached the server, UpdateLocked", storetest.ForwardCommitAndCut, true, true},
 		{"COMMIT lost on the way, Update", storetest.SwallowCommitAndCut, false, false},
 		{"COMMIT lost on the way, UpdateLocked", storetest.SwallowCommitAndCut, true, false},
+		{"COMMIT lost on the way, UpdateLocked, another writer waits", storetest.SwallowCommitAndCut, true, false},
 	} {
 		key := strings.ReplaceAll(c.name, " ", "_")
 		charge := func() error {
@@ -69,6 +72,23 @@ func TestCommitCutMidCommitIsResolvedOnce(t *testing.T) {
 		var cu *store.CommitUnknownError
 		if !errors.As(err, &cu) {
 			t.Fatalf("%s: the charge's error %v, want a *store.CommitUnknownError", c.name, err)
+		}
+		if strings.HasSuffix(c.name, "another writer waits") {
+			// Another replica's writer of the record, before anyone asks about the lost
+			// transaction: it waited for the record's lock, which the lost session held
+			// until the server's keepalive; the driver ends that session by itself.
+			wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+			err := direct.UpdateLocked(wctx, []store.Ref{{Collection: store.Budgets, Key: key}}, func(tx store.Tx) error {
+				_, err := tx.Get(wctx, store.Budgets, key)
+				if errors.Is(err, store.ErrNotFound) {
+					return nil
+				}
+				return err
+			})
+			wcancel()
+			if err != nil {
+				t.Fatalf("%s: another writer of the record, before anyone asked: %v (the lost session still holds its lock)", c.name, err)
+			}
 		}
 		// Resolve it as the gateway's pending charges do: ask until told (backing off),
 		// apply it again only when it did not commit.

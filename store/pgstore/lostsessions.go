@@ -2,8 +2,12 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // maxLostTxs bounds the lost transactions a driver remembers (past it the oldest is
@@ -93,4 +97,56 @@ func (d *Driver) endLostSession(ctx context.Context, xid int64, pid int32) (ende
 		return false, fmt.Errorf("pgstore: end the lost session of transaction %d: %w", xid, err)
 	}
 	return ended, nil
+}
+
+// The driver's own tries to end a lost session (endLostLater): the first endLostDelay
+// after the loss (time for a COMMIT still on its way to arrive), then doubling the wait
+// up to endLostMaxGap, endLostTries in all (about five minutes); CommitStatus tries again
+// whenever it is asked.
+const (
+	endLostDelay  = time.Second
+	endLostMaxGap = 30 * time.Second
+	endLostTries  = 12
+	endLostTry    = 10 * time.Second // bounds each try's queries
+)
+
+// endLostSession's work, without waiting to be asked: a lost session the server still
+// holds open keeps the rows its transaction wrote and UpdateLocked's advisory locks, and
+// every other writer of those records (a budget account every request charges) waits for
+// them until the server's keepalive ends the session, hours later, unless CommitStatus is
+// asked about it meanwhile. endLostLater tries to end it in the background, until it is
+// ended, told (by txid_status) or forgotten (told to CommitStatus), or its tries run out,
+// and stops at Close.
+func (d *Driver) endLostLater(xid int64, pid int32) {
+	d.bgMu.Lock()
+	defer d.bgMu.Unlock()
+	if d.closed.Load() {
+		return
+	}
+	d.background.Add(1)
+	go func() {
+		defer d.background.Done()
+		wait := endLostDelay
+		for range endLostTries {
+			select {
+			case <-d.stopping.Done():
+				return
+			case <-time.After(wait):
+			}
+			if _, ok := d.lost.pid(xid); !ok {
+				return // CommitStatus was told
+			}
+			ctx, cancel := context.WithTimeout(d.stopping, endLostTry)
+			_, err := d.txidStatus(ctx, xid)
+			ended := false
+			if errors.Is(err, store.ErrCommitUnknown) {
+				ended, _ = d.endLostSession(ctx, xid, pid)
+			}
+			cancel()
+			if ended || err == nil || errors.Is(err, store.ErrInvalid) {
+				return // ended, or over: CommitStatus tells the rest
+			}
+			wait = min(2*wait, endLostMaxGap)
+		}
+	}()
 }

@@ -29,6 +29,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,6 +81,12 @@ type Driver struct {
 	closed  atomic.Bool
 	// lost are the transactions whose commit got no answer, for CommitStatus.
 	lost lostTxs
+	// stopping ends, at Close, the goroutines ending lost sessions (endLostLater), counted
+	// in background; bgMu orders their start before Close's wait.
+	stopping   context.Context
+	stop       context.CancelFunc
+	bgMu       sync.Mutex
+	background sync.WaitGroup
 }
 
 // OpenDriver connects and migrates, as Open does, and returns the driver itself.
@@ -99,6 +106,7 @@ func OpenDriver(ctx context.Context, dsn string, opts Options) (*Driver, error) 
 		return nil, fmt.Errorf("pgstore: connect: %w", err)
 	}
 	d := &Driver{pool: pool, schema: opts.Schema, retries: opts.MaxRetries}
+	d.stopping, d.stop = context.WithCancel(context.Background())
 	if d.retries <= 0 {
 		d.retries = DefaultMaxRetries
 	}
@@ -657,8 +665,9 @@ func commitError(err error, xid int64) error {
 // transaction and session as lost (lostTxs) when the commit got no answer.
 func (d *Driver) commitError(err error, t *pgTx) error {
 	err = commitError(err, t.xid)
-	if cu := (*store.CommitUnknownError)(nil); errors.As(err, &cu) {
+	if cu := (*store.CommitUnknownError)(nil); errors.As(err, &cu) && t.pid != 0 {
 		d.lost.add(t.xid, t.pid)
+		d.endLostLater(t.xid, t.pid)
 	}
 	return err
 }
@@ -673,7 +682,9 @@ func (d *Driver) commitError(err error, t *pgTx) error {
 // A transaction still running whose commit this driver sent on a session it has lost
 // (the connection cut between them: the server never got the COMMIT, and holds the
 // session open, idle in the transaction, until its TCP keepalive finds the client gone,
-// two hours by default) is ended here: its session's server process, read with its id at
+// two hours by default) is ended here (and by the driver itself soon after the loss,
+// endLostLater, as the session holds the rows it wrote and UpdateLocked's advisory locks,
+// which every other writer of those records waits for): its session's server process, read with its id at
 // its first write, is terminated (pg_terminate_backend) when it is still that
 // transaction's and still idle in it, and the answer, asked again, is then known at once
 // (aborted; committed had the COMMIT reached it after all). A session busy (the COMMIT
@@ -809,6 +820,10 @@ func (d *Driver) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
+	d.bgMu.Lock() // no endLostLater starts after this
+	d.bgMu.Unlock()
+	d.stop()
+	d.background.Wait()
 	d.pool.Close()
 	return nil
 }
