@@ -141,10 +141,10 @@ func (d *Driver) Delete(ctx context.Context, c store.Collection, key string) err
 // Called from inside fn of an Update of this driver on the same goroutine, which
 // store.Driver forbids, it returns an error matching store.ErrNested at once, as do Put
 // and Delete there: it would wait for ever for the lock the outer Update holds until fn
-// returns. Inside another driver's function it goes on, unless an Update of this one is
-// running its function on another goroutine at the time (store/internal/nesting cannot
-// tell the two apart then). So do Get, List and GetMany of this driver
-// there (they would wait for the same lock); fn reads through its Tx.
+// returns. So do Get, List and GetMany of this driver there (they would wait for the same
+// lock); fn reads through its Tx. Inside another driver's function an Update goes on,
+// unless an Update of this one is running its function on another goroutine at the time
+// (store/internal/nesting cannot tell the two apart then).
 func (d *Driver) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
