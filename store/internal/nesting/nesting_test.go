@@ -159,6 +159,12 @@ func TestInsideUnderPGO(t *testing.T) {
 	if os.Getenv(pgoProbeEnv) != "" {
 		t.Skip("in the probe")
 	}
+	// The build with a profile recompiles the standard library (about 75 s on 2 cores with
+	// a cold cache), so the suite runs it only when the module builds with a profile — a
+	// default.pgo beside a main package — or when asked.
+	if pgo := moduleDefaultPGO(t); pgo == "" && os.Getenv("SWITCHYARD_PGO_CHECK") == "" {
+		t.Skip("no default.pgo in the module: set SWITCHYARD_PGO_CHECK=1 to check Inside under a profile-guided build anyway")
+	}
 	gobin, err := exec.LookPath("go") // go test puts its own first in PATH
 	if err != nil {
 		t.Skipf("no go command: %v", err)
@@ -224,4 +230,35 @@ func BenchmarkInside(b *testing.B) {
 			}
 		})
 	})
+}
+
+// moduleDefaultPGO returns the first default.pgo file in the module (the profile `go build`
+// applies to the main package beside it), or "" when there is none.
+func moduleDefaultPGO(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("the module root is not three levels up: %v", err)
+	}
+	found := ""
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		switch {
+		case found != "":
+			return filepath.SkipAll
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata"):
+			return filepath.SkipDir
+		case !d.IsDir() && d.Name() == "default.pgo":
+			found = path
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
