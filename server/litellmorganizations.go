@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,6 +133,7 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 	tags := []string{"LiteLLM compatibility"}
 	scoped := "the calling key is itself limited in scope (a virtual or job key)"
 	notFound := "no organization of this key has the organization_id given"
+	memberOnly := "a job key, or a virtual key whose user_id is not a member of the organization (organizationadmins.go)"
 	s.Handle(Route{Method: "POST", Path: "/organization/new", Summary: "LiteLLM's organization creation: a model list and an account (max_budget per budget_duration, tpm_limit, rpm_limit) over every team put in it",
 		Tags: tags, Request: litellmOrganizationRequest{}, Response: litellmOrganization{},
 		Errors: map[int]string{400: "organization_alias missing or a bad or unsupported field: the message names it", 403: scoped,
@@ -194,13 +196,20 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	s.Handle(Route{Method: "GET", Path: "/organization/info", Summary: "LiteLLM's organization info: an organization with its spend, limits, teams and members",
-		Tags: tags, Response: litellmOrganization{}, Query: []QueryParam{{Name: "organization_id", Required: true, Description: "The organization's id"}},
-		Errors: map[int]string{400: "organization_id missing", 403: scoped, 404: notFound}},
+	s.Handle(Route{Method: "GET", Path: "/organization/info", Summary: "LiteLLM's organization info: an organization with its spend, limits, teams and members (a virtual key: one its user_id is a member of)",
+		Tags: tags, Response: litellmOrganization{}, Query: []QueryParam{{Name: "organization_id", Required: true, Description: "The organization's id"}}, VirtualKeys: true,
+		Errors: map[int]string{400: "organization_id missing", 403: memberOnly, 404: notFound}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			id := r.URL.Query().Get("organization_id")
 			if id == "" {
 				return paramError("organization_id", "organization_id: required: GET /organization/info?organization_id=…")
+			}
+			c, err := orgCallerOf(r)
+			if err != nil {
+				return err
+			}
+			if err := checkOrgCaller(r.Context(), s.cfg.Store, owner(r), c, id, "organization_id", false); err != nil {
+				return err
 			}
 			rec, err := storedOrganizationOf(r.Context(), s.cfg.Store, owner(r), id, "organization_id")
 			if err != nil {
@@ -210,8 +219,8 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 			return nil
 		})
 	s.Handle(Route{Method: "POST", Path: "/organization/info", Summary: "LiteLLM's deprecated organization info: the organizations named (GET /organization/info answers one)",
-		Tags: tags, Request: litellmOrganizationInfoRequest{}, Response: []litellmOrganization{},
-		Errors: map[int]string{400: "organizations missing or empty", 403: scoped, 404: "no organization of this key has one of the ids given"}},
+		Tags: tags, Request: litellmOrganizationInfoRequest{}, VirtualKeys: true, Response: []litellmOrganization{},
+		Errors: map[int]string{400: "organizations missing or empty", 403: memberOnly, 404: "no organization of this key has one of the ids given"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req litellmOrganizationInfoRequest
 			if err := decodeJSON(r, &req, decodeOptions{ValidationStatus: http.StatusBadRequest}); err != nil {
@@ -220,6 +229,15 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 			if len(req.Organizations) == 0 {
 				return paramError("organizations", "organizations: give the ids of the organizations to describe")
 			}
+			c, err := orgCallerOf(r)
+			if err != nil {
+				return err
+			}
+			for _, id := range req.Organizations {
+				if err := checkOrgCaller(r.Context(), s.cfg.Store, owner(r), c, id, "organizations", false); err != nil {
+					return err
+				}
+			}
 			out, err := s.describeOrganizations(r.Context(), owner(r), req.Organizations, "organizations")
 			if err != nil {
 				return err
@@ -227,10 +245,32 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
-	s.Handle(Route{Method: "GET", Path: "/organization/list", Summary: "LiteLLM's organization list: the organizations of this key, oldest first, with their spend, teams and members",
-		Tags: tags, Response: []litellmOrganization{}, Errors: map[int]string{403: scoped}},
+	s.Handle(Route{Method: "GET", Path: "/organization/list", Summary: "LiteLLM's organization list: the organizations of this key (a virtual key: those its user_id is a member of), oldest first, with their spend, teams and members",
+		Tags: tags, Response: []litellmOrganization{}, VirtualKeys: true,
+		Query: []QueryParam{{Name: "org_id", Description: "Only the organization of this exact organization_id"},
+			{Name: "org_alias", Description: "Only the organizations whose organization_alias holds this text (case-insensitive)"}},
+		Errors: map[int]string{400: "an unknown query parameter: the message names it", 403: "a job key"}},
 		func(w http.ResponseWriter, r *http.Request) error {
+			q := r.URL.Query()
+			for name, vs := range q {
+				if name != "org_id" && name != "org_alias" && slices.ContainsFunc(vs, func(v string) bool { return v != "" }) {
+					return paramError(name, "unknown query parameter %s: /organization/list takes org_id and org_alias", name)
+				}
+			}
+			c, err := orgCallerOf(r)
+			if err != nil {
+				return err
+			}
 			ctx, who := r.Context(), owner(r)
+			var in map[string]string // a virtual key's user's organizations (nil: an operator key's, all)
+			if c.virtual {
+				in = map[string]string{}
+				if c.userID != "" {
+					if in, err = userOrganizations(ctx, s.cfg.Store, who, c.userID); err != nil {
+						return err
+					}
+				}
+			}
 			es, err := s.cfg.Store.List(ctx, store.Organizations, store.ListOptions{Prefix: who + "/"})
 			if err != nil {
 				return fmt.Errorf("server: listing organizations: %w", err)
@@ -241,6 +281,9 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 				var rec storedOrganization
 				if err := json.Unmarshal(e.Value, &rec); err != nil {
 					return fmt.Errorf("server: organization record %s: %w", e.Key, err)
+				}
+				if !organizationListed(rec.organization, q.Get("org_id"), q.Get("org_alias"), in) {
+					continue
 				}
 				out = append(out, s.litellmOrganizationWith(ctx, who, rec.organization, keys))
 			}
@@ -254,9 +297,9 @@ func (s *Server) litellmOrganizationRoutes(g *completions.Gateway) {
 // litellmOrganizationMemberRoutes registers LiteLLM's organization member routes.
 func (s *Server) litellmOrganizationMemberRoutes() {
 	tags := []string{"LiteLLM compatibility"}
-	scoped := "the calling key is itself limited in scope (a virtual or job key)"
-	s.Handle(Route{Method: "POST", Path: "/organization/member_add", Summary: "LiteLLM's organization member add: users join an organization with a role (a user is made for an id or address no user has); max_budget_in_organization bounds each one's keys of the organization (its own and its teams')",
-		Tags: tags, Request: litellmOrgMemberAddRequest{}, Response: litellmOrgMemberAdded{},
+	scoped := "a job key, or a virtual key whose user_id is not an org_admin of the organization (organizationadmins.go)"
+	s.Handle(Route{Method: "POST", Path: "/organization/member_add", Summary: "LiteLLM's organization member add: users join an organization with a role (a user is made for an id or address no user has); max_budget_in_organization bounds each one's keys of the organization (its own and its teams'); an operator key or an org_admin member's virtual key",
+		Tags: tags, VirtualKeys: true, Request: litellmOrgMemberAddRequest{}, Response: litellmOrgMemberAdded{},
 		Errors: map[int]string{400: "organization_id or member missing, a member already in the organization, or a bad field: the message names it", 403: scoped, 404: "no organization of this key has the organization_id given"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			var req litellmOrgMemberAddRequest
@@ -279,6 +322,13 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				members[i] = litellmMember(m)
 			}
 			ctx, who := r.Context(), owner(r)
+			c, err := orgCallerOf(r)
+			if err != nil {
+				return err
+			}
+			if err := checkOrgCaller(ctx, s.cfg.Store, who, c, req.OrganizationID, "organization_id", true); err != nil {
+				return err
+			}
 			var added []organizationMember
 			var users []user
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
@@ -292,7 +342,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if err != nil {
 				return err
 			}
-			s.log.InfoContext(ctx, "organization members added", "owner", who, "organization_id", req.OrganizationID, "members", len(added))
+			s.log.InfoContext(ctx, "organization members added", "owner", who, "organization_id", req.OrganizationID, "members", len(added), "by_key", c.keyID)
 			out := litellmOrgMemberAdded{OrganizationID: req.OrganizationID, UpdatedUsers: []litellmUser{}, UpdatedOrganizationMemberships: []litellmOrganizationMembership{}}
 			for i, u := range users {
 				lu, err := s.litellmUserOf(ctx, who, u)
@@ -317,8 +367,8 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 	}
 	memberErrors := map[int]string{400: "organization_id missing, neither user_id nor user_email, or a bad field: the message names it", 403: scoped,
 		404: "no organization of this key has the organization_id given, no user the user_id or user_email, or the user is not a member"}
-	s.Handle(Route{Method: "PATCH", Path: "/organization/member_update", Summary: "LiteLLM's organization member update: changes a member's role or max_budget_in_organization (its spend in the organization is kept)",
-		Tags: tags, Request: litellmOrgMemberRequest{}, Response: litellmOrganizationMembership{}, Errors: memberErrors},
+	s.Handle(Route{Method: "PATCH", Path: "/organization/member_update", Summary: "LiteLLM's organization member update: changes a member's role or max_budget_in_organization (its spend in the organization is kept); an operator key or an org_admin member's virtual key (not on its own max_budget_in_organization)",
+		Tags: tags, VirtualKeys: true, Request: litellmOrgMemberRequest{}, Response: litellmOrganizationMembership{}, Errors: memberErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
 			if err != nil {
@@ -343,6 +393,28 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return err
 			}
 			ctx, who := r.Context(), owner(r)
+			c, err := orgCallerOf(r)
+			if err != nil {
+				return err
+			}
+			if err := checkOrgCaller(ctx, s.cfg.Store, who, c, req.OrganizationID, "organization_id", true); err != nil {
+				return err
+			}
+			if c.virtual && budgetGiven {
+				// The member named by id or address: read first, as the update reads it again.
+				err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+					m, _, err := organizationMembership.member(ctx, tx, who, req.OrganizationID, req.UserID, req.UserEmail)
+					if err == nil && m.UserID == c.userID {
+						e := Errorf(http.StatusForbidden, KindForbidden, "max_budget_in_organization: an org_admin's key may not set its own user's bound in organization %q (an operator key sets it)", req.OrganizationID)
+						e.Param = "max_budget_in_organization"
+						return e
+					}
+					return err
+				})
+				if err != nil {
+					return err
+				}
+			}
 			m, u, err := organizationMembership.update(ctx, s.cfg.Store, who, req.OrganizationID, req.UserID, req.UserEmail, func(m *organizationMember) {
 				if req.Role != nil {
 					m.Role, m.UpdatedAt = *req.Role, time.Now().UTC()
@@ -354,12 +426,12 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if err != nil {
 				return err
 			}
-			s.log.InfoContext(ctx, "organization member updated", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID)
+			s.log.InfoContext(ctx, "organization member updated", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID, "by_key", c.keyID)
 			writeJSON(w, http.StatusOK, s.litellmOrganizationMembershipOf(ctx, who, m, u.UserEmail))
 			return nil
 		})
-	s.Handle(Route{Method: "DELETE", Path: "/organization/member_delete", Summary: "LiteLLM's organization member delete: takes a user out of an organization (the user and its keys stay)",
-		Tags: tags, Request: litellmOrgMemberRequest{}, Response: litellmOrganizationMembership{}, Errors: memberErrors},
+	s.Handle(Route{Method: "DELETE", Path: "/organization/member_delete", Summary: "LiteLLM's organization member delete: takes a user out of an organization (the user and its keys stay); an operator key or an org_admin member's virtual key",
+		Tags: tags, VirtualKeys: true, Request: litellmOrgMemberRequest{}, Response: litellmOrganizationMembership{}, Errors: memberErrors},
 		func(w http.ResponseWriter, r *http.Request) error {
 			req, err := decodeMember(r)
 			if err != nil {
@@ -372,6 +444,13 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return paramError("max_budget_in_organization", "max_budget_in_organization: belongs to PATCH /organization/member_update")
 			}
 			ctx, who := r.Context(), owner(r)
+			c, err := orgCallerOf(r)
+			if err != nil {
+				return err
+			}
+			if err := checkOrgCaller(ctx, s.cfg.Store, who, c, req.OrganizationID, "organization_id", true); err != nil {
+				return err
+			}
 			var m organizationMember
 			var u user
 			// Described as it was, its spend too: read before the delete, whose transaction
@@ -395,7 +474,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if err != nil {
 				return err
 			}
-			s.log.InfoContext(ctx, "organization member deleted", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID)
+			s.log.InfoContext(ctx, "organization member deleted", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID, "by_key", c.keyID)
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		})
@@ -539,4 +618,23 @@ func (s *Server) describeOrganizations(ctx context.Context, who string, ids []st
 // called and answering the same afterwards: for describing many organizations at once.
 func (s *Server) ownerKeysOnce(ctx context.Context, owner string) func() ([]virtualKey, error) {
 	return sync.OnceValues(func() ([]virtualKey, error) { return s.listKeys(ctx, owner) })
+}
+
+// organizationListed reports whether /organization/list shows o: LiteLLM's filters, org_id
+// the exact organization_id and org_alias a case-insensitive part of organization_alias
+// ("": no filter), and, for a virtual key, only an organization its user is a member of
+// (in; nil for an operator key).
+func organizationListed(o organization, orgID, orgAlias string, in map[string]string) bool {
+	if orgID != "" && o.OrganizationID != orgID {
+		return false
+	}
+	if orgAlias != "" && !strings.Contains(strings.ToLower(o.Alias), strings.ToLower(orgAlias)) {
+		return false
+	}
+	if in != nil {
+		if _, ok := in[o.OrganizationID]; !ok {
+			return false
+		}
+	}
+	return true
 }
