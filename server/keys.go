@@ -75,7 +75,7 @@ type keyRequest struct {
 	MCPServers []string          `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
 	// OrganizationID puts a key without a team in an organization (LiteLLM's key
 	// organization_id); a key of a team is in the team's organization.
-	OrganizationID string `json:"organization_id,omitempty" jsonschema:"description=An organization of this key (POST /organization/new) a key without a team belongs to: its requests also draw on the organization's budget (and on its user's membership of the organization) and keep to its models and rates; beside team_id it must be the team's organization; empty for none (on PATCH \"\" or null takes the key out of it\\, and a key whose team_id is set to \"\" or null stays in its team's organization unless organization_id is given too)"`
+	OrganizationID string `json:"organization_id,omitempty" jsonschema:"description=An organization of this key (POST /organization/new) a key without a team belongs to: its requests also draw on the organization's budget (and on its user's membership of the organization) and keep to its models and rates; beside team_id it must be the team's organization; empty for none (on PATCH \"\" or null takes the key out of it\\, a key whose team_id is set to \"\" or null stays in its team's organization unless organization_id is given too\\, and a key put into another team takes that team's)"`
 	// UserID links the key to a user of the calling key; it is kept as metadata.user_id.
 	UserID string `json:"user_id,omitempty" jsonschema:"description=A user of this key (POST /api/v1/users) the key is made for: its requests also draw on the user's budget (and on the user's membership of the key's team) and the user lists it; kept as metadata.user_id (LiteLLM's key user_id): given beside metadata the two must agree; on PATCH \"\" or null takes the key from its user and a metadata without user_id keeps it"`
 	// BudgetID names a LiteLLM budget (POST /budget/new) whose max_budget, soft_budget,
@@ -1092,6 +1092,12 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			req.TeamID = ""
 		}
 		if string(given["organization_id"]) == "null" {
+			req.OrganizationID = ""
+		}
+		if _, orgGiven := given["organization_id"]; req.TeamID != "" && req.TeamID != rec.TeamID && !orgGiven {
+			// A key put into a team is in the team's organization, whichever it was in (as
+			// LiteLLM gives a team's key its team's organization_id); an organization_id
+			// sent with the team must be the team's (checkKeyOrganization).
 			req.OrganizationID = ""
 		}
 		if _, orgGiven := given["organization_id"]; rec.TeamID != "" && req.TeamID == "" && !orgGiven {

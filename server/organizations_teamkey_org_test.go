@@ -135,3 +135,66 @@ func TestSpendLogsNameKeyOrganization(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyIntoTeamTakesTeamOrganization: /key/update (and the native PATCH) putting a key
+// into a team puts it in the team's organization, whichever it was in, without
+// organization_id: null in the same update (LiteLLM gives a team's key its team's
+// organization_id): an organization's own key moved into a team in no organization spends
+// outside the organization (its block no longer refuses it), one moved into another
+// organization's team is in that one; an organization_id sent beside the team that is not
+// the team's is still a 400 naming organization_id, and the key stays as it was.
+func TestKeyIntoTeamTakesTeamOrganization(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	litellmOrganizationNew(t, s, `{"organization_id":"acme","organization_alias":"Acme"}`)
+	litellmOrganizationNew(t, s, `{"organization_id":"beta","organization_alias":"Beta"}`)
+	litellmTeamNew(t, s, `{"team_id":"eng","organization_id":"acme"}`)
+	litellmTeamNew(t, s, `{"team_id":"ops"}`)
+	litellmTeamNew(t, s, `{"team_id":"web","organization_id":"beta"}`)
+	own := litellmGenerate(t, s, `{"organization_id":"acme"}`)
+	if r := do(t, s, "PATCH", "/organization/update", testKey, `{"organization_id":"acme","blocked":true}`); r.status != http.StatusOK {
+		t.Fatalf("blocking acme: %d %s", r.status, r.raw)
+	}
+	if st, b := chatStatus(t, hs.URL, own.Key, "openai/ok"); st == http.StatusOK {
+		t.Fatalf("a key of blocked acme: %d %s", st, b)
+	}
+
+	r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+own.Token+`","team_id":"ops","organization_id":"acme"}`)
+	if r.status != http.StatusBadRequest || r.body["error"].(map[string]any)["param"] != "organization_id" {
+		t.Fatalf("team ops beside organization_id acme: %d %s", r.status, r.raw)
+	}
+	if got := orgOfKey(t, s, own.Token); got != "acme" {
+		t.Fatalf("after the refused update: organization_id %q, want acme", got)
+	}
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+own.Token+`","team_id":"ops"}`); r.status != http.StatusOK || !strings.Contains(r.raw, `"team_id":"ops"`) {
+		t.Fatalf("acme's key into team ops: %d %s", r.status, r.raw)
+	}
+	if got := orgOfKey(t, s, own.Token); got != "" {
+		t.Fatalf("acme's key in team ops: organization_id %q, want none", got)
+	}
+	if st, b := chatStatus(t, hs.URL, own.Key, "openai/ok"); st != http.StatusOK {
+		t.Fatalf("the key out of blocked acme, in team ops: %d %s", st, b)
+	}
+	if info := litellmOrganizationInfo(t, s, "acme"); len(info.Keys) != 0 {
+		t.Fatalf("acme's own keys after the move: %v", info.Keys)
+	}
+
+	// Into another organization's team: LiteLLM's and the native route.
+	own2 := litellmGenerate(t, s, `{"organization_id":"acme"}`)
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+own2.Token+`","team_id":"web"}`); r.status != http.StatusOK {
+		t.Fatalf("acme's key into beta's team web: %d %s", r.status, r.raw)
+	}
+	if got := orgOfKey(t, s, own2.Token); got != "beta" {
+		t.Fatalf("acme's key in team web: organization_id %q, want beta", got)
+	}
+	own3 := litellmGenerate(t, s, `{"organization_id":"acme"}`)
+	if r := do(t, s, "PATCH", "/api/v1/keys/"+own3.Token, testKey, `{"team_id":"ops"}`); r.status != http.StatusOK || strings.Contains(r.raw, `"organization_id"`) {
+		t.Fatalf("PATCH team_id ops of acme's key: %d %s", r.status, r.raw)
+	}
+	team := litellmGenerate(t, s, `{"team_id":"eng"}`)
+	if r := do(t, s, "POST", "/key/update", testKey, `{"key":"`+team.Token+`","team_id":"web"}`); r.status != http.StatusOK {
+		t.Fatalf("eng's key into web: %d %s", r.status, r.raw)
+	}
+	if got := orgOfKey(t, s, team.Token); got != "beta" {
+		t.Fatalf("eng's key in team web: organization_id %q, want beta", got)
+	}
+}
