@@ -231,6 +231,33 @@ func (c *Client) Organizations(ctx context.Context) ([]Organization, error) {
 	return out, nil
 }
 
+// OrganizationFilter narrows OrganizationsWhere with LiteLLM's /organization/list filters;
+// an empty field does not filter.
+type OrganizationFilter struct {
+	// ID keeps only the organization of this exact id (org_id).
+	ID string
+	// Alias keeps only organizations whose alias holds this text, case-insensitive
+	// (org_alias).
+	Alias string
+}
+
+// OrganizationsWhere returns the calling key's organizations that f keeps, oldest first
+// (none is no error). A virtual key sees only the organizations its user is a member of.
+func (c *Client) OrganizationsWhere(ctx context.Context, f OrganizationFilter) ([]Organization, error) {
+	q := url.Values{}
+	if f.ID != "" {
+		q.Set("org_id", f.ID)
+	}
+	if f.Alias != "" {
+		q.Set("org_alias", f.Alias)
+	}
+	var out []Organization
+	if err := c.do(ctx, http.MethodGet, "/organization/list", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UpdateOrganization changes the organization id and returns it as it is now; its spend,
 // teams and members are kept. A failed update changes nothing.
 func (c *Client) UpdateOrganization(ctx context.Context, id string, u *OrganizationUpdate) (*Organization, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/client"
@@ -112,6 +113,14 @@ func TestOrganizationsAgainstServer(t *testing.T) {
 	}
 	if orgs, err := c.Organizations(ctx); err != nil || len(orgs) != 1 || orgs[0].OrganizationID != "acme" || !slices.Equal(orgs[0].Models, []string{"openai/gpt-4o-mini"}) {
 		t.Fatalf("list %+v %v", orgs, err)
+	}
+	for _, f := range []client.OrganizationFilter{{ID: "acme"}, {Alias: strings.ToUpper(alias[:2])}, {ID: "acme", Alias: alias}} {
+		if orgs, err := c.OrganizationsWhere(ctx, f); err != nil || len(orgs) != 1 || orgs[0].OrganizationID != "acme" {
+			t.Fatalf("OrganizationsWhere %+v: %+v %v", f, orgs, err)
+		}
+	}
+	if orgs, err := c.OrganizationsWhere(ctx, client.OrganizationFilter{ID: "nope"}); err != nil || len(orgs) != 0 {
+		t.Fatalf("OrganizationsWhere of no organization: %+v %v", orgs, err)
 	}
 
 	// A team taken out of the organization through the native API, and put back.

@@ -56,9 +56,13 @@ def get_organization(organization_id: str, *, client: Optional[Client] = None) -
     return (client or Client()).request("GET", "/organization/info", query={"organization_id": organization_id})
 
 
-def list_organizations(*, client: Optional[Client] = None) -> List[Dict[str, Any]]:
-    """Returns the calling key's organizations, oldest first."""
-    return (client or Client()).request("GET", "/organization/list") or []
+def list_organizations(*, org_id: Optional[str] = None, org_alias: Optional[str] = None,
+                       client: Optional[Client] = None) -> List[Dict[str, Any]]:
+    """Returns the calling key's organizations, oldest first; ``org_id`` keeps only the one of
+    that exact id, ``org_alias`` those whose alias holds that text (case-insensitive), as
+    LiteLLM's filters. A virtual key sees only the organizations its user is a member of."""
+    query = {k: v for k, v in (("org_id", org_id), ("org_alias", org_alias)) if v}
+    return (client or Client()).request("GET", "/organization/list", query=query or None) or []
 
 
 def update_organization(organization_id: str, *, client: Optional[Client] = None, **fields: Any) -> Dict[str, Any]:

@@ -75,6 +75,9 @@ class OrganizationsServerTest(unittest.TestCase):
         up = switchyard.update_organization(oid, organization_alias="Acme 2", max_budget=None, client=c)
         self.assertEqual((up["organization_alias"], up["litellm_budget_table"]["max_budget"]), ("Acme 2", None))
         self.assertIn(oid, [o["organization_id"] for o in switchyard.list_organizations(client=c)])
+        self.assertEqual([o["organization_id"] for o in switchyard.list_organizations(org_id=oid, client=c)], [oid])
+        self.assertIn(oid, [o["organization_id"] for o in switchyard.list_organizations(org_alias="acme 2", client=c)])
+        self.assertEqual(switchyard.list_organizations(org_id=_uid("nope-"), client=c), [])
 
         # A key of the organization without a team, then out of it.
         own = switchyard.issue_key(name="org's", organization_id=oid, client=c)
