@@ -150,3 +150,31 @@ func TestOrganizationDeleteRevokesTeamlessKeys(t *testing.T) {
 		t.Fatalf("a key of another organization: %d %s", st, b)
 	}
 }
+
+// TestOrganizationKeyOfNonMember: a key's user_id need not be a member of its organization
+// (LiteLLM's /key/generate does not ask it): an organization's key, and a key of one of its
+// teams, made for a user who is in no membership are made and spend through the
+// organization's account, no membership is made for the user, and an org_admin
+// membership elsewhere gives the user's key nothing here.
+func TestOrganizationKeyOfNonMember(t *testing.T) {
+	hs, s := keysServer(t, nil, 0)
+	litellmOrganizationNew(t, s, `{"organization_id":"acme","organization_alias":"Acme"}`)
+	litellmOrganizationNew(t, s, `{"organization_id":"beta","organization_alias":"Beta"}`)
+	litellmTeamNew(t, s, `{"team_id":"eng","organization_id":"acme"}`)
+	if r := do(t, s, "POST", "/organization/member_add", testKey, `{"organization_id":"beta","member":{"user_id":"zed","role":"org_admin"}}`); r.status != http.StatusOK {
+		t.Fatal(r.status, r.raw)
+	}
+	for _, body := range []string{`{"organization_id":"acme","user_id":"zed"}`, `{"team_id":"eng","user_id":"zed"}`} {
+		k := litellmGenerate(t, s, body)
+		if st, b := chatStatus(t, hs.URL, k.Key, "openai/ok"); st != http.StatusOK {
+			t.Fatalf("%s: %d %s", body, st, b)
+		}
+		if r := do(t, s, "GET", "/organization/info?organization_id=acme", k.Key, ""); r.status != http.StatusForbidden {
+			t.Fatalf("%s: a non-member's key reading acme: %d %s", body, r.status, r.raw)
+		}
+	}
+	info := litellmOrganizationInfo(t, s, "acme")
+	if len(info.Members) != 0 || info.Spend < 0.025 {
+		t.Fatalf("acme after two non-member keys' calls: members %+v spend %v", info.Members, info.Spend)
+	}
+}
