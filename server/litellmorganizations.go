@@ -326,12 +326,13 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if err != nil {
 				return err
 			}
-			if err := checkOrgCaller(ctx, s.cfg.Store, who, c, req.OrganizationID, "organization_id", true); err != nil {
-				return err
-			}
 			var added []organizationMember
 			var users []user
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+				// In the transaction: a role taken away meanwhile adds no one.
+				if err := checkOrgCaller(ctx, tx, who, c, req.OrganizationID, "organization_id", true); err != nil {
+					return err
+				}
 				var err error
 				added, users, err = organizationMembership.add(ctx, tx, who, req.OrganizationID, members, func(u user, role string, now time.Time) organizationMember {
 					return organizationMember{OrganizationID: req.OrganizationID, UserID: u.UserID, Role: role,
@@ -465,6 +466,9 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			}
 			out := s.litellmOrganizationMembershipOf(ctx, who, m, u.UserEmail)
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
+				if err := checkOrgCaller(ctx, tx, who, c, req.OrganizationID, "organization_id", true); err != nil {
+					return err // a role taken away since the check above
+				}
 				var err error
 				if m, u, err = organizationMembership.member(ctx, tx, who, req.OrganizationID, req.UserID, req.UserEmail); err != nil {
 					return err
