@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -28,8 +29,8 @@ var orgSettings = []string{"id", "name", "models", "max-budget-usd", "soft-budge
 
 func addOrgFlags(fs *flag.FlagSet) *orgFlags {
 	f := &orgFlags{}
-	fs.StringVar(&f.id, "id", "", "create: the organization's id (letters, digits and . _ - :); empty: the server makes a UUID")
-	fs.StringVar(&f.name, "name", "", "the organization's name (LiteLLM's organization_alias); required by create")
+	fs.StringVar(&f.id, "id", "", "create: the organization's id (letters, digits and . _ - :); empty: the server makes a UUID; list: only the organization of this exact id")
+	fs.StringVar(&f.name, "name", "", "the organization's name (LiteLLM's organization_alias); required by create; list: only the organizations whose name holds this text (case-insensitive)")
 	fs.StringVar(&f.models, "models", "", "comma-separated models the organization's teams may name; empty: every model")
 	fs.Float64Var(&f.maxBudget, "max-budget-usd", 0, "USD all the keys of the organization's teams together may spend (per --budget-duration when set); 0: no bound")
 	fs.Float64Var(&f.softBudget, "soft-budget-usd", 0, "USD mark that sends a budget alert and never blocks; 0: none")
@@ -51,7 +52,7 @@ func runOrgs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if sub == "members" {
 		return runOrgMembers(ctx, args, stdout, stderr)
 	}
-	fs := newFlagSet("orgs", "orgs [list] | orgs create --name NAME [settings] | orgs show ID | orgs update ID [settings] | orgs delete ID... | orgs members ...", stderr)
+	fs := newFlagSet("orgs", "orgs [list] [--id ID] [--name TEXT] | orgs create --name NAME [settings] | orgs show ID | orgs update ID [settings] | orgs delete ID... | orgs members ...", stderr)
 	cf := addClientFlags(fs)
 	of := addOrgFlags(fs)
 	pos, err := parseInterleaved(fs, args)
@@ -64,7 +65,11 @@ func runOrgs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if sub != "create" && sub != "update" {
-		if err := flagsOnlyFor(of.set, orgSettings, "orgs create and orgs update"); err != nil {
+		only := orgSettings
+		if sub == "list" { // --id and --name filter the list (LiteLLM's org_id, org_alias)
+			only = slices.DeleteFunc(slices.Clone(orgSettings), func(n string) bool { return n == "id" || n == "name" })
+		}
+		if err := flagsOnlyFor(of.set, only, "orgs create and orgs update"); err != nil {
 			return err
 		}
 	}
@@ -128,7 +133,7 @@ func runOrgs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (switchyard orgs show ID, or orgs delete ID)", pos[0])
 	}
-	orgs, err := c.Organizations(ctx)
+	orgs, err := c.OrganizationsWhere(ctx, client.OrganizationFilter{ID: of.id, Alias: of.name})
 	if err != nil {
 		return err
 	}
@@ -143,7 +148,10 @@ func runOrgs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if len(orgs) == 0 {
+	switch {
+	case len(orgs) == 0 && (of.id != "" || of.name != ""):
+		fmt.Fprintln(stdout, "(no organization matches --id or --name)")
+	case len(orgs) == 0:
 		fmt.Fprintln(stdout, "(no organizations: switchyard orgs create --id acme --name Acme --max-budget-usd 1000)")
 	}
 	return nil

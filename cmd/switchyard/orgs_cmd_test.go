@@ -78,6 +78,15 @@ func TestOrgsCommand(t *testing.T) {
 	if code, out, errOut := cli(t, "orgs"); code != 0 || !regexp.MustCompile(`acme\s+Acme\s+openai/gpt-4o-mini\s+\$0\.0000\s+\$50/30d\s+1\s+2\s+false`).MatchString(out) {
 		t.Fatalf("list: %d %s %s", code, out, errOut)
 	}
+	if code, out, errOut := cli(t, "orgs", "--name", "acm"); code != 0 || !strings.Contains(out, "acme") {
+		t.Fatalf("list --name acm: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "orgs", "list", "--id", "nope"); code != 0 || strings.Contains(out, "acme") || !strings.Contains(out, "no organization matches") {
+		t.Fatalf("list --id nope: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "orgs", "list", "--rpm", "5"); code == 0 || !strings.Contains(errOut, "--rpm is for orgs create and orgs update") {
+		t.Fatalf("list --rpm: %d %s", code, errOut)
+	}
 	if code, out, errOut := cli(t, "orgs", "update", "acme", "--blocked", "--max-budget-usd", "0", "--rpm", "0"); code != 0 ||
 		!strings.Contains(out, "blocked:   yes") || !strings.Contains(out, "budget:    -") || strings.Contains(out, "rate:") {
 		t.Fatalf("update: %d %s %s", code, out, errOut)
