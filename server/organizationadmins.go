@@ -30,8 +30,9 @@ type orgCaller struct {
 	keyID, userID string
 }
 
-// orgCallerOf reads who calls r. A blocked virtual key is refused here, as it is on
-// every other route (403: it may still read its own /key/info).
+// orgCallerOf reads who calls r. A blocked virtual key (its own block: /key/block or
+// blocked) is refused here with a 403, as its model calls are refused: a block stops the
+// key managing an organization too.
 func orgCallerOf(r *http.Request) (orgCaller, error) {
 	p, _ := PrincipalFrom(r.Context())
 	vk, ok := p.Scope.(virtualKeyScope)
