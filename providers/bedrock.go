@@ -96,7 +96,11 @@ type AWSConfig struct {
 // to toolConfig.tools[].toolSpec with inputSchema.json, and tool_choice auto, required and a
 // function to toolChoice auto, any and tool; Converse has no "none", so with tool_choice
 // none the tools are left out unless the conversation already holds tool calls (Converse
-// then requires them declared). parallel_tool_calls is ignored. Temperature (at most 1, as
+// then requires them declared). parallel_tool_calls false (or, without it,
+// Request.SingleToolCall) asks Claude 4.5 and later for one tool call, as LiteLLM does:
+// additionalModelRequestFields.tool_choice is toolConfig's choice in Anthropic's spelling
+// with disable_parallel_tool_use (see bedrockOneToolCall); Converse has no field of its own
+// for it, and other models get nothing. Temperature (at most 1, as
 // Converse takes), top_p, stop sequences and max_tokens go to inferenceConfig.
 //
 // On Claude models, Request.Thinking maps as on the Anthropic adapter (see
@@ -265,8 +269,8 @@ type bedrockRequest struct {
 	System          []bedrockBlock    `json:"system,omitempty"`
 	InferenceConfig *bedrockInference `json:"inferenceConfig,omitempty"`
 	ToolConfig      *bedrockTools     `json:"toolConfig,omitempty"`
-	// AdditionalModelRequestFields are passed to the model as they are: Claude's thinking
-	// and top_k.
+	// AdditionalModelRequestFields are passed to the model as they are: Claude's thinking,
+	// top_k and tool_choice (for disable_parallel_tool_use).
 	AdditionalModelRequestFields map[string]any `json:"additionalModelRequestFields,omitempty"`
 }
 
@@ -624,6 +628,12 @@ func (b *Bedrock) body(req *Request, id string) (*bedrockRequest, error) {
 			}
 		}
 	}
+	if out.ToolConfig != nil && len(req.Tools) > 0 && !none && req.oneToolCallAsked() && bedrockDisablesParallelToolUse(id) {
+		if out.AdditionalModelRequestFields == nil {
+			out.AdditionalModelRequestFields = map[string]any{}
+		}
+		out.AdditionalModelRequestFields["tool_choice"] = bedrockOneToolCall(out.ToolConfig.ToolChoice)
+	}
 	if req.PromptCache && bedrockCaches(id) {
 		if len(out.System) > 0 {
 			out.System = append(out.System, bedrockBlock{CachePoint: defaultCachePoint})
@@ -693,6 +703,32 @@ func (b *Bedrock) outputSpec(req *Request) (*bedrockToolSpec, error) {
 func bedrockTakesToolChoice(id string) bool {
 	l := strings.ToLower(id)
 	return bedrockClaude(l) || strings.Contains(l, "amazon.nova") || strings.Contains(l, "mistral.mistral-large")
+}
+
+// bedrockDisablesParallelToolUse reports whether a Claude model on Bedrock is sent
+// Anthropic's disable_parallel_tool_use when one tool call is asked: Claude 4.5 and later,
+// the models LiteLLM's catalogue marks supports_parallel_tool_use_config (LiteLLM sends it to
+// those only: litellm/llms/bedrock/chat/converse_transformation.py, BerriAI/litellm#34347).
+func bedrockDisablesParallelToolUse(id string) bool {
+	major, minor, _, ok := claudeVersion(id)
+	return ok && (major > 4 || major == 4 && minor >= 5)
+}
+
+// bedrockOneToolCall is the Anthropic tool_choice put in additionalModelRequestFields to
+// ask for at most one tool call: the toolChoice sent in toolConfig (auto when none is),
+// spelt as Anthropic's, with disable_parallel_tool_use. Bedrock merges it into the
+// tool_choice it makes of toolConfig, so both must name the same type: one without a type
+// is refused ("tool_choice.type: Field required"), one of another type conflicts.
+func bedrockOneToolCall(c *bedrockToolChoice) anthropicToolChoice {
+	out := anthropicToolChoice{Type: "auto", DisableParallelToolUse: true}
+	switch {
+	case c == nil:
+	case c.Any != nil:
+		out.Type = "any"
+	case c.Tool != nil:
+		out.Type, out.Name = "tool", c.Tool.Name
+	}
+	return out
 }
 
 // bedrockForceTool is toolChoice {"tool": {"name": name}}.

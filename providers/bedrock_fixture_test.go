@@ -97,6 +97,35 @@ func bedrockFixtureCases() []fixtureCase {
 			c.req, c.wantBody = bedrockCacheRequest()
 			c.wantText, c.wantUsage, c.wantFinish = "21", providers.Usage{PromptTokens: 1324, CompletionTokens: 5, CachedTokens: 1322}, "stop"
 		}),
+		// One tool call asked (parallel_tool_calls false, or the legacy functions API's
+		// SingleToolCall) of Claude 4.5: Converse has no field for it, so, as LiteLLM does,
+		// Anthropic's tool_choice with disable_parallel_tool_use goes in
+		// additionalModelRequestFields, of the same type as toolConfig's toolChoice (auto
+		// when toolConfig names none). (The recorded answer stands for any.)
+		with(cas("one-tool-call", "test_bedrock_cache_write_and_read.yaml", 0), func(c *fixtureCase) {
+			c.req, c.wantBody = bedrockOneToolCallRequest(nil, "", false)
+			c.wantBody += `,"additionalModelRequestFields":{"tool_choice":{"type":"auto","disable_parallel_tool_use":true}}}`
+			c.wantText, c.wantUsage, c.wantFinish = "21", providers.Usage{PromptTokens: 1324, CompletionTokens: 5, CacheCreationTokens: 1322}, "stop"
+		}),
+		with(cas("one-tool-call-forced", "test_bedrock_cache_write_and_read.yaml", 0), func(c *fixtureCase) {
+			c.req, c.wantBody = bedrockOneToolCallRequest(&providers.ToolChoice{Mode: providers.ToolChoiceFunction, Name: "get_weather"},
+				`{"tool":{"name":"get_weather"}}`, true)
+			c.wantBody += `,"additionalModelRequestFields":{"tool_choice":{"type":"tool","name":"get_weather","disable_parallel_tool_use":true}}}`
+			c.wantText, c.wantUsage, c.wantFinish = "21", providers.Usage{PromptTokens: 1324, CompletionTokens: 5, CacheCreationTokens: 1322}, "stop"
+		}),
+		// Claude before 4.5 gets nothing for it (LiteLLM's catalogue does not mark it as
+		// taking the setting): the request is never refused for a hint.
+		with(cas("one-tool-call-claude-3-7", "test_bedrock_anthropic_tool_with_thinking.yaml", 0), func(c *fixtureCase) {
+			no := false
+			c.req = &providers.Request{Model: "us.anthropic.claude-3-7-sonnet-20250219-v1:0", ParallelToolCalls: &no,
+				Messages: []providers.Message{{Role: "user", Content: "What is the largest city in the user country?"}},
+				Tools:    []providers.Tool{{Name: "get_user_country", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}}}
+			c.wantBody = `{"messages":[{"role":"user","content":[{"text":"What is the largest city in the user country?"}]}],
+				"toolConfig":{"tools":[{"toolSpec":{"name":"get_user_country","inputSchema":{"json":{"type":"object","properties":{}}}}}]}}`
+			c.wantText = "I'll need to check what country you're from to answer that question."
+			c.wantUsage, c.wantFinish = providers.Usage{PromptTokens: 397, CompletionTokens: 130}, "tool_calls"
+			c.wantCalls = []providers.ToolCall{{ID: "tooluse_W9DaUFg4Tj2cRPpndqxWSg", Name: "get_user_country", Arguments: `{}`}}
+		}),
 		// An application inference profile's ARN: ':' and '/' escaped in the path, the
 		// region taken from the ARN.
 		with(cas("inference-profile-arn", "test_bedrock_inference_profile_converse.yaml", 0), func(c *fixtureCase) {
@@ -134,6 +163,24 @@ func bedrockCacheRequest() (*providers.Request, string) {
 			{Role: "system", Content: "YOU MUST RESPONSE ONLY WITH SINGLE NUMBER"}, {Role: "user", Content: "What is 10 + 11?"}}},
 		`{"messages":[{"role":"user","content":[{"text":"What is 10 + 11?"},{"cachePoint":{"type":"default"}}]}],
 		  "system":[{"text":"YOU MUST RESPONSE ONLY WITH SINGLE NUMBER"},{"cachePoint":{"type":"default"}}]}`
+}
+
+// bedrockOneToolCallRequest is the request of the one-tool-call cases (Claude Sonnet 4.5,
+// the weather tool, choice) asking for one tool call by parallel_tool_calls false or, with
+// single, by SingleToolCall; and its body (toolConfig.toolChoice wireChoice, none when "")
+// but additionalModelRequestFields, left open for the case to close.
+func bedrockOneToolCallRequest(choice *providers.ToolChoice, wireChoice string, single bool) (*providers.Request, string) {
+	req := &providers.Request{Model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", Tools: []providers.Tool{weatherTool}, ToolChoice: choice,
+		Messages: []providers.Message{{Role: "user", Content: "Weather in Paris?"}}, SingleToolCall: single}
+	if !single {
+		no := false
+		req.ParallelToolCalls = &no
+	}
+	if wireChoice != "" {
+		wireChoice = `,"toolChoice":` + wireChoice
+	}
+	return req, `{"messages":[{"role":"user","content":[{"text":"Weather in Paris?"}]}],
+		"toolConfig":{"tools":[{"toolSpec":{"name":"get_weather","description":"Get the current weather in a given location","inputSchema":{"json":` + string(weatherSchema) + `}}}]` + wireChoice + `}`
 }
 
 // bedrockRecordedTarget is the model id and streaming of a recorded Converse path

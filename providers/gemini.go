@@ -27,7 +27,9 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 // Tools map to tools.functionDeclarations (parameters converted to Gemini's OpenAPI-subset
 // schema dialect; Check refuses what it cannot express) and tool_choice to toolConfig.functionCallingConfig: auto → AUTO,
 // none → NONE, required → ANY, a named function → ANY with allowedFunctionNames;
-// parallel_tool_calls has no Gemini setting and is not sent. functionCall parts become tool
+// parallel_tool_calls (and Request.SingleToolCall) has no Gemini setting and is not sent,
+// as LiteLLM's Gemini adapter sends none (it refuses false with several tools only when its
+// drop_params is off, which Switchyard does not follow). functionCall parts become tool
 // calls; Gemini has no call ids, so each call gets one derived from its name, arguments and
 // position (the same streamed or not), and a "tool" message is sent back as a
 // functionResponse named after the call it answers (found by id among the request's

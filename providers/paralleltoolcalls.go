@@ -6,6 +6,11 @@ import "strings"
 // (but to models that refuse the field), while Request.SingleToolCall, the gateway's own
 // hint for callers of the legacy functions API, is sent only where the field is known to
 // be taken, so that a request that worked without it is never refused for it.
+//
+// As in LiteLLM: any OpenAI-compatible server (its openai_like and hosted_vllm configs
+// inherit OpenAIGPTConfig's parallel_tool_calls) gets the caller's field; Anthropic, and
+// Claude 4.5 and later on Bedrock, get disable_parallel_tool_use (see
+// bedrockDisablesParallelToolUse); Gemini gets nothing, having no setting for it.
 
 // oneToolCallAsked reports whether req asks for at most one tool call: ParallelToolCalls
 // false, or, without it, SingleToolCall.
