@@ -385,8 +385,9 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	if r.Text != nil {
 		c.Verbosity = r.Text.Verbosity
 	}
-	fields := map[int]string{}    // chat message index -> the input it came from
-	fileURLs := map[string]bool{} // input_file parts given by file_url
+	fields := map[int]string{}       // chat message index -> the input it came from
+	partFields := map[int][]string{} // chat message index -> its parts' inputs, when they came from several (tool outputs' images and files)
+	fileURLs := map[string]bool{}    // input_file parts given by file_url
 	if r.Instructions != "" {
 		fields[len(c.Messages)] = "instructions"
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "system", Content: textContent(r.Instructions)})
@@ -396,7 +397,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: textContent(r.Input.Text)})
 	}
 	var toolSet responsesToolSet // set below; errors are named only after
-	c.fieldName = func(f string) string { return toolSet.field(responsesField(fields, fileURLs, f)) }
+	c.fieldName = func(f string) string { return toolSet.field(responsesField(fields, partFields, fileURLs, f)) }
 	// Reasoning items only when reasoning is asked for: an effort (which also asks models to
 	// think) or a summary.
 	c.hideUnaskedReasoning = r.Reasoning == nil || r.Reasoning.Effort == "" && !present(r.Reasoning.Summary)
@@ -437,6 +438,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		c.searchIfAvailable, c.searchOptions = true, o
 	}
 	var resultMedia []OpenAIContentPart // images and files of consecutive tool results
+	var mediaFields []string            // the output part each of them came from
 	mediaFrom := ""                     // the field of the first of them
 	for i, it := range r.Input.Items {
 		placeReasoning()
@@ -516,7 +518,7 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			if it.CallID == "" {
 				return nil, invalid(field+".call_id", "is required")
 			}
-			out, media, err := functionCallOutput(it.Output, field+".output", fileURLs)
+			out, media, mfs, err := functionCallOutput(it.Output, field+".output", fileURLs)
 			if err != nil {
 				return nil, err
 			}
@@ -528,12 +530,12 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 				if len(resultMedia) == 0 {
 					mediaFrom = field + ".output"
 				}
-				resultMedia = append(resultMedia, media...)
+				resultMedia, mediaFields = append(resultMedia, media...), append(mediaFields, mfs...)
 			}
 			if next := i + 1; len(resultMedia) > 0 && (next == len(r.Input.Items) || !isCallOutput(r.Input.Items[next].Type)) {
-				fields[len(c.Messages)] = mediaFrom
+				fields[len(c.Messages)], partFields[len(c.Messages)] = mediaFrom, mediaFields
 				c.Messages = append(c.Messages, OpenAIMessage{Role: "user", Content: OpenAIContent{Parts: resultMedia}})
-				resultMedia = nil
+				resultMedia, mediaFields = nil, nil
 			}
 		case "mcp_list_tools", "mcp_approval_request", "mcp_approval_response":
 			continue // the gateway's (RespondWithMCP): an approved or declined call is an mcp_call
@@ -619,9 +621,12 @@ func responsesPartTypes(role string) string {
 }
 
 // responsesField is the /v1/responses name of a field the chat request's validation named:
-// messages[i] becomes the input item (or instructions) message i came from, and an
-// image_url object's url and detail become an input_image part's image_url and detail.
-func responsesField(fields map[int]string, fileURLs map[string]bool, f string) string {
+// messages[i] becomes the input item (or instructions) message i came from (its
+// content[k] the output part it came from, for the user turn made of tool outputs' images
+// and files: partFields), an image_url object's url and detail become an input_image
+// part's image_url and detail, and a file object (the part a guardrail could not read, see
+// uncheckedParts) the input_file part itself, which has no member of that name.
+func responsesField(fields map[int]string, partFields map[int][]string, fileURLs map[string]bool, f string) string {
 	rest, ok := strings.CutPrefix(f, "messages[")
 	if !ok {
 		return f
@@ -635,16 +640,25 @@ func responsesField(fields map[int]string, fileURLs map[string]bool, f string) s
 	if base == "instructions" || base == "input" {
 		return base
 	}
-	if part, ok := strings.CutSuffix(base+rest[end+1:], ".file.file_data"); ok && fileURLs[part] {
+	f = base + rest[end+1:]
+	if pr, ok := strings.CutPrefix(rest[end+1:], ".content["); ok && partFields[i] != nil {
+		if pe := strings.IndexByte(pr, ']'); pe > 0 {
+			if k, err := strconv.Atoi(pr[:pe]); err == nil && k < len(partFields[i]) {
+				f = partFields[i][k] + pr[pe+1:]
+			}
+		}
+	}
+	if part, ok := strings.CutSuffix(f, ".file.file_data"); ok && fileURLs[part] {
 		return part + ".file_url" // the caller gave the file as file_url
 	}
-	return responsesPartField(base + rest[end+1:])
+	return responsesPartField(f)
 }
 
-// responsesPartField renames an image_url object's fields to an input_image part's.
+// responsesPartField renames an image_url object's fields to an input_image part's, and a
+// file object's to an input_file part's (the object itself to the part).
 func responsesPartField(f string) string {
 	for chat, resp := range map[string]string{".image_url.url": ".image_url", ".image_url.detail": ".detail",
-		".file.file_data": ".file_data", ".file.filename": ".filename"} {
+		".file.file_data": ".file_data", ".file.filename": ".filename", ".file": ""} {
 		if s, ok := strings.CutSuffix(f, chat); ok {
 			return s + resp
 		}
@@ -671,36 +685,38 @@ func isCallOutput(typ string) bool {
 }
 
 // functionCallOutput is a function_call_output's output: the tool turn's text and its
-// images and files. A string is the text as it is; a list of parts (the newer SDKs' shape:
-// an Agents SDK tool that returns an image) its text parts joined, and its input_image and
-// input_file parts, checked as in message content (fileURLs records a file given by URL);
-// any other JSON is the text as it is.
-func functionCallOutput(raw json.RawMessage, field string, fileURLs map[string]bool) (string, []OpenAIContentPart, error) {
+// images and files, with the field of each (field[i]). A string is the text as it is; a
+// list of parts (the newer SDKs' shape: an Agents SDK tool that returns an image) its text
+// parts joined, and its input_image and input_file parts, checked as in message content
+// (fileURLs records a file given by URL); any other JSON is the text as it is.
+func functionCallOutput(raw json.RawMessage, field string, fileURLs map[string]bool) (string, []OpenAIContentPart, []string, error) {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, nil, nil
+		return s, nil, nil, nil
 	}
 	var parts []ResponsesPart
 	if json.Unmarshal(raw, &parts) != nil || len(parts) == 0 || parts[0].Type == "" {
-		return string(raw), nil, nil
+		return string(raw), nil, nil, nil
 	}
 	var b strings.Builder
 	var media []OpenAIContentPart
+	var mediaFields []string
 	for i, p := range parts {
 		switch p.Type {
 		case "input_text", "output_text", "text":
 			b.WriteString(p.Text)
 		case "input_image", "input_file":
-			part, err := mediaPart(p, fmt.Sprintf("%s[%d]", field, i), fileURLs)
+			pf := fmt.Sprintf("%s[%d]", field, i)
+			part, err := mediaPart(p, pf, fileURLs)
 			if err != nil {
-				return "", nil, err
+				return "", nil, nil, err
 			}
-			media = append(media, part)
+			media, mediaFields = append(media, part), append(mediaFields, pf)
 		default:
-			return "", nil, invalid(fmt.Sprintf("%s[%d].type", field, i), "only input_text, input_image and input_file parts are supported, got %q", p.Type)
+			return "", nil, nil, invalid(fmt.Sprintf("%s[%d].type", field, i), "only input_text, input_image and input_file parts are supported, got %q", p.Type)
 		}
 	}
-	return b.String(), media, nil
+	return b.String(), media, mediaFields, nil
 }
 
 // mediaPart is an input_image or input_file part (at field pf) as a chat content part,
