@@ -2,6 +2,10 @@ package providers_test
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/switchyard-ai/switchyard/providers"
@@ -10,7 +14,7 @@ import (
 // TestSingleToolCallAsked: a caller that reads one tool call only (SingleToolCall, the
 // legacy functions API) gets parallel_tool_calls false from OpenAI's own API, the Responses
 // API and compatible servers known to take it, and disable_parallel_tool_use from
-// Anthropic; an unknown compatible server and OpenAI's o-series reasoning models, which
+// Anthropic and from Claude 4.5 and later on Bedrock; an unknown compatible server and OpenAI's o-series reasoning models, which
 // refuse the field, get none — nor the caller's own parallel_tool_calls; a caller's
 // parallel_tool_calls true wins over the hint.
 func TestSingleToolCallAsked(t *testing.T) {
@@ -64,6 +68,44 @@ func TestSingleToolCallAsked(t *testing.T) {
 		}
 		if path, body := f.lastCall(t); path != "/v1/responses" || body["parallel_tool_calls"] != false {
 			t.Errorf("%s got parallel_tool_calls %v, want false: %v", path, body["parallel_tool_calls"], body)
+		}
+	})
+
+	// Bedrock: Claude 4.5 and later get additionalModelRequestFields.tool_choice (the
+	// wire shape is TestFixtures/bedrock/one-tool-call); parallel calls allowed, tool_choice
+	// none, older Claude and other models get nothing.
+	t.Run("bedrock", func(t *testing.T) {
+		var body map[string]any
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body = nil
+			json.NewDecoder(r.Body).Decode(&body)
+			io.WriteString(w, converseHello)
+		}))
+		defer srv.Close()
+		p := newProvider(t, providers.FormatBedrock, srv.URL, nil)
+		const sonnet45 = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+		for _, tc := range []struct {
+			name, model string
+			parallel    *bool
+			choice      *providers.ToolChoice
+			want        any // tool_choice's disable_parallel_tool_use; nil for no tool_choice
+		}{
+			{"claude 4.5, the hint", sonnet45, nil, nil, true},
+			{"claude opus 4.6, required", "global.anthropic.claude-opus-4-6-v1", nil, &providers.ToolChoice{Mode: providers.ToolChoiceRequired}, true},
+			{"caller's true wins", sonnet45, &yes, nil, nil},
+			{"tool_choice none", sonnet45, &no, &providers.ToolChoice{Mode: providers.ToolChoiceNone}, nil},
+			{"claude opus 4.1", "anthropic.claude-opus-4-1-20250805-v1:0", &no, nil, nil},
+			{"nova", "amazon.nova-pro-v1:0", &no, nil, nil},
+		} {
+			req := &providers.Request{Model: tc.model, Messages: msgs, Tools: tools, ToolChoice: tc.choice, SingleToolCall: true, ParallelToolCalls: tc.parallel}
+			if _, err := p.Complete(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			extra, _ := body["additionalModelRequestFields"].(map[string]any)
+			choice, sent := extra["tool_choice"].(map[string]any)
+			if sent != (tc.want != nil) || sent && choice["disable_parallel_tool_use"] != tc.want {
+				t.Errorf("%s: additionalModelRequestFields %v, want disable_parallel_tool_use %v", tc.name, extra, tc.want)
+			}
 		}
 	})
 
