@@ -597,7 +597,7 @@ func (g *Gateway) run(ctx context.Context, p *plan, try func(ctx context.Context
 			p.attempts = append(p.attempts, Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeError, Kind: kind.String(), Error: err.Error(), Err: err, LatencyMS: lat, Started: begin, MaxTokens: g.sentMaxTokens(p, t), SpanID: span})
 			if c := p.failedCharge; c != nil {
 				a := &p.attempts[len(p.attempts)-1]
-				a.Usage, a.Estimated, a.AnswerBytes = &c.usage, c.estimated, c.answerBytes
+				a.Usage, a.Estimated, a.AnswerBytes, a.charged = &c.usage, c.estimated, c.answerBytes, true
 				p.failedCharge = nil
 			}
 			g.log.DebugContext(ctx, "completions: attempt failed", "model", t.name, "retry", retry, "kind", kind.String(), "err", err)
@@ -710,20 +710,32 @@ func (g *Gateway) chargeOversizedOp(ctx context.Context, p *plan, t target, err 
 		return
 	}
 	u, costs, estimated := charge(pe)
-	us := usageOf(u, costs)
-	g.account(ctx, p, t, u, us.Costs, false, estimated, g.opts.Now().Sub(begin))
-	p.failedCharge = &failedCharge{usage: us, estimated: estimated, answerBytes: pe.AnswerBytes}
+	us := g.chargeFailedAttempt(ctx, p, t, u, costs, estimated, begin)
+	p.failedCharge.answerBytes = pe.AnswerBytes
 	g.log.WarnContext(ctx, "completions: the upstream's answer was over the size cap; charged its call all the same",
 		"model", t.name, "answer_bytes", pe.AnswerBytes, "prompt_tokens", u.PromptTokens, "cost_usd", us.Costs.TotalTokensCost, "estimated", estimated)
 }
 
-// failedAttemptsUsage is the sum of what p's failed attempts were charged (chargeOversized)
-// and whether any of it was estimated: the usage of a request that then failed.
+// chargeFailedAttempt charges t's call of p, begun at begin, that the upstream billed
+// though the attempt failed (an answer over the size cap, a ranking refused, an answer
+// cut after part of it): u priced at c (estimated: counted locally) to the budget and the
+// ledger as a part, not the answer; run puts it on the attempt, and a request that then
+// fails records it as its usage (failedAttemptsUsage). It returns the usage charged.
+func (g *Gateway) chargeFailedAttempt(ctx context.Context, p *plan, t target, u providers.Usage, c Costs, estimated bool, begin time.Time) Usage {
+	us := usageOf(u, c)
+	g.account(ctx, p, t, u, us.Costs, false, estimated, g.opts.Now().Sub(begin))
+	p.failedCharge = &failedCharge{usage: us, estimated: estimated}
+	return us
+}
+
+// failedAttemptsUsage is the sum of what p's failed attempts were charged
+// (chargeFailedAttempt) and whether any of it was estimated: the usage of a request that
+// then failed.
 func failedAttemptsUsage(attempts []Attempt) (Usage, bool) {
 	var sum Usage
 	estimated := false
 	for _, a := range attempts {
-		if a.Outcome == OutcomeError && a.Usage != nil && a.AnswerBytes > 0 {
+		if a.Outcome == OutcomeError && a.Usage != nil && a.charged {
 			sum = addUsage(sum, *a.Usage)
 			estimated = estimated || a.Estimated
 		}

@@ -537,9 +537,10 @@ func (g *Gateway) Embed(ctx context.Context, scope Scope, req *EmbeddingsRequest
 		res, err := t.p.(providers.Embedder).Embed(actx, &r)
 		var pe *providers.Error
 		if errors.As(err, &pe) && pe.Usage != nil && pe.Kind != providers.KindContentFilter {
-			// Part of the call was answered (and billed) before it failed. (A content
-			// filter's billed usage is accounted by run, as for chat.)
-			g.account(ctx, p, t, *pe.Usage, g.embeddingCost(p, t, *pe.Usage), false, pe.UsageEstimated, g.opts.Now().Sub(begin))
+			// Part of the call was answered (and billed) before it failed: the attempt and
+			// a request that then fails carry it. (A content filter's billed usage is
+			// accounted by run, as for chat.)
+			g.chargeFailedAttempt(ctx, p, t, *pe.Usage, g.embeddingCost(p, t, *pe.Usage), pe.UsageEstimated, begin)
 		} else if err != nil {
 			g.chargeOversized(ctx, p, t, err, begin, func() providers.Usage { return providers.Usage{PromptTokens: embeddingInputTokens(&r)} },
 				func(u providers.Usage) Costs { return g.embeddingCost(p, t, u) })

@@ -286,15 +286,25 @@ func TestEmbeddingModelsAreKnown(t *testing.T) {
 }
 
 // TestEmbedRecordsBilledPartsOfAFailure: a Gemini request whose later batch failed after
-// others were answered records those (billed) tokens in the ledger, as an incomplete call.
+// others were answered records those (billed) tokens in the ledger, as an incomplete call,
+// and in the failed request's record: its attempt's usage and the request's.
 func TestEmbedRecordsBilledPartsOfAFailure(t *testing.T) {
 	g, ledger, in := geminiBatchGateway(t, "bad", true)
+	observed := &recordingObserver{}
+	g.opts.Observer = observed
 	if _, err := g.Embed(context.Background(), Scope{}, &EmbeddingsRequest{Model: "gemini/gemini-embedding-001", Input: EmbeddingInput{Texts: in}}); err == nil {
 		t.Fatal("want the failure")
 	}
 	e := ledger.all()
 	if len(e) != 1 || e[0].Complete || e[0].Usage.PromptTokens != 300 || !e[0].Cost.PriceKnown {
 		t.Errorf("ledger %+v", e)
+	}
+	r := observed.take(t)
+	if r.Outcome != RequestFailed || r.Usage.PromptTokens != 300 || r.Usage.Costs.Spent() != e[0].Cost.Spent() {
+		t.Errorf("recorded %s with usage %+v, want a failure carrying the 300 tokens billed", r.Outcome, r.Usage)
+	}
+	if len(r.Attempts) != 1 || r.Attempts[0].Usage == nil || r.Attempts[0].Usage.PromptTokens != 300 {
+		t.Errorf("attempts %+v, want the failed one to carry the 300 tokens billed", r.Attempts)
 	}
 }
 

@@ -83,8 +83,10 @@ type RequestRecord struct {
 	// billed (ContentFilterError.Usage). A request that failed after an upstream's answer
 	// was refused as over the size cap carries what that call was charged (its attempt's
 	// Usage, with AnswerBytes; the prompt's estimate when the upstream's usage was not read,
-	// UsageEstimated). It is zero when nothing was billed (every attempt failed before its
-	// first fragment).
+	// UsageEstimated), as does one after a call the upstream billed though the gateway
+	// refused its answer (a ranking refused, embeddings answered in part): what that
+	// attempt was charged. It is zero when nothing was billed (every attempt failed before
+	// its first fragment).
 	Usage          Usage
 	UsageEstimated bool
 	// Continuations counts models that continued a broken stream.

@@ -443,8 +443,9 @@ func (g *Gateway) Rerank(ctx context.Context, scope Scope, req *RerankRequest) (
 		var pe *providers.Error
 		if errors.As(err, &pe) && pe.RerankUsage != nil {
 			// A ranking refused that the upstream billed (KindBadResponse): charged as billed.
+			// The attempt and a request that then fails carry it (chargeFailedAttempt).
 			u := *pe.RerankUsage
-			g.account(ctx, p, t, providers.Usage{PromptTokens: u.Tokens}, g.rerankCost(p, t, u), false, u.Estimated(), g.opts.Now().Sub(begin))
+			g.chargeFailedAttempt(ctx, p, t, providers.Usage{PromptTokens: u.Tokens}, g.rerankCost(p, t, u), u.Estimated(), begin)
 		} else if err != nil {
 			// An answer over the cap on its size, unread: what the upstream reports billing
 			// is unknown, so the call is charged as Cohere's rule or its tokens price it.

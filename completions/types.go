@@ -372,6 +372,10 @@ type Attempt struct {
 	// gateway charged for it (the usage the upstream reported, else the prompt's estimate,
 	// Estimated).
 	AnswerBytes int64 `json:"answer_bytes,omitempty"`
+	// charged marks a failed attempt whose call the upstream billed all the same (an
+	// answer over the size cap, a ranking refused, part of an answer): Usage is what it
+	// was charged, which a request that then fails records as its usage.
+	charged bool
 	// ContinuedFrom is set on an attempt that continued a broken stream: the character
 	// (Unicode code point) offset of the answer it started from.
 	ContinuedFrom *int `json:"continued_from,omitempty"`
