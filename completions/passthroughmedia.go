@@ -11,11 +11,12 @@ import (
 // PassThroughAudioUsage is the usage of a forwarded transcription or translation (OpenAI's
 // audio/transcriptions and audio/translations) whose answer reported no tokens: the
 // audio's length its answer reports (usage of type duration, verbose_json's duration),
-// else the length as the gateway's own routes measure it — the uploaded file's WAV
-// header, or an srt or vtt answer's last cue, whichever is later — then estimated. file is
-// the form's uploaded audio, format its response_format, answer the answer's body. ok is
-// false when nothing says the length, or the answer reported tokens (a token-priced
-// model's usage, which the pass-through bills as it came).
+// else the length as the gateway's own routes measure it (audioSeconds) — the uploaded
+// file's headers, or an srt or vtt answer's last cue, whichever is later, else the file's
+// size at 128 kbit/s — then estimated. file is the form's uploaded audio, format its
+// response_format, answer the answer's body. ok is false when no file came and the
+// answer says no length, or the answer reported tokens (a token-priced model's usage,
+// which the pass-through bills as it came).
 func PassThroughAudioUsage(file []byte, format string, answer []byte) (u providers.AudioUsage, estimated, ok bool) {
 	var v struct {
 		Duration *float64 `json:"duration"`

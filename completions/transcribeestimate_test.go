@@ -15,7 +15,8 @@ import (
 // audio (a json answer without usage, as some OpenAI-compatible servers give; an srt
 // answer) is billed the length measured here (the WAV file's header, the last cue), marked
 // estimated on the result and the record; one whose answer reports its length is billed
-// that, not estimated; nothing saying the length bills nothing.
+// that, not estimated; a file whose headers do not say its length (WebM here) is billed
+// the length its size gives at 128 kbit/s, estimated, not nothing.
 func TestTranscribeWithoutUsageIsEstimated(t *testing.T) {
 	for _, tc := range []struct {
 		what, format, answer string
@@ -26,7 +27,7 @@ func TestTranscribeWithoutUsageIsEstimated(t *testing.T) {
 		{"json without usage, WAV file", "json", `{"text":"hello"}`, wavFile(8000, 12), 12, true},
 		{"srt of a WAV file", "srt", "1\n00:00:00,000 --> 00:00:09,000\nhello\n", wavFile(8000, 10), 10, true},
 		{"json with its length", "json", `{"text":"hello","usage":{"type":"duration","seconds":7}}`, wavFile(8000, 12), 7, false},
-		{"json without usage, another file", "json", `{"text":"hello"}`, []byte("ID3"), 0, false},
+		{"json without usage, a file of unknown length", "json", `{"text":"hello"}`, append([]byte("\x1a\x45\xdf\xa3webm"), make([]byte, 32000-8)...), 2, true},
 	} {
 		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)

@@ -26,13 +26,18 @@ func textTranscription(body []byte) (text []byte, ok bool) {
 }
 
 // audioSeconds is the length of a transcription's audio whose answer (body, in the
-// response_format asked) did not say it: the uploaded file's WAV header or, for an srt or
-// vtt answer, its last cue's end, whichever is later (a WAV header, which the caller
-// writes, saying less than the cues heard is not taken at its word); 0 when neither says.
+// response_format asked) did not say it: the uploaded file's as its headers say it
+// (audioFileSeconds: WAV, FLAC, Ogg, MP4/M4A, MP3's frames) or, for an srt or vtt answer,
+// its last cue's end, whichever is later (a header, which the caller writes, saying less
+// than the cues heard is not taken at its word); when neither says, the length its size
+// estimates (sizeSeconds). 0 only for an empty file and no cue.
 func audioSeconds(file []byte, format string, body []byte) float64 {
-	s := wavSeconds(file)
+	s := audioFileSeconds(file)
 	if format == "srt" || format == "vtt" {
 		s = max(s, cueSeconds(body))
+	}
+	if s == 0 {
+		s = sizeSeconds(file)
 	}
 	return s
 }
@@ -46,13 +51,20 @@ const (
 	audioTokensPerSecond         = 10
 )
 
+// sizeSeconds is the length of file guessed from its size alone, at
+// estimatedAudioBytesPerSecond.
+func sizeSeconds(file []byte) float64 {
+	return float64(len(file)) / estimatedAudioBytesPerSecond
+}
+
 // estimatedAudio is the usage of a transcription of file whose answer was never read (an
-// answer over the cap on its size): its length as its WAV header says, else as its size
-// estimates it, and the input audio tokens of that length; the text out is not counted.
+// answer over the cap on its size): its length as its headers say it (audioFileSeconds),
+// else as its size estimates it, and the input audio tokens of that length; the text out
+// is not counted.
 func estimatedAudio(file []byte) providers.AudioUsage {
-	s := wavSeconds(file)
+	s := audioFileSeconds(file)
 	if s == 0 {
-		s = float64(len(file)) / estimatedAudioBytesPerSecond
+		s = sizeSeconds(file)
 	}
 	tokens := int(math.Ceil(s * audioTokensPerSecond))
 	return providers.AudioUsage{Seconds: s, InputTokens: tokens, InputAudioTokens: tokens}

@@ -34,12 +34,21 @@ func silentWAV(seconds int) []byte {
 	return b
 }
 
+// mp3At64kbps is an MPEG-1 layer III stream of frames 64 kbit/s frames at 44.1 kHz (1,152
+// samples, 208 bytes each), their audio zeros.
+func mp3At64kbps(frames int) []byte {
+	frame := make([]byte, 208)
+	copy(frame, []byte{0xFF, 0xFB, 0x50, 0x00})
+	return bytes.Repeat(frame, frames)
+}
+
 // TestPassThroughMediaBilling: pass-through transcriptions and image calls, billed by the
 // audio's length or per image rather than by tokens, were billed nothing: a transcription
 // is now billed the length its answer reports (usage of type duration, verbose_json's
-// duration), else — marked estimated — its WAV file's length or its srt answer's last
-// cue; an image edit or generation whose answer reports no tokens is billed per image it
-// holds at the size asked, marked estimated. Nothing says the length: nothing billed.
+// duration), else — marked estimated — its file's length as its headers say it (WAV, an
+// MP3's frames) or its srt answer's last cue; an image edit or generation whose answer
+// reports no tokens is billed per image it holds at the size asked, marked estimated. A
+// file whose length nothing says is billed its size at 128 kbit/s, marked estimated.
 func TestPassThroughMediaBilling(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -118,9 +127,12 @@ func TestPassThroughMediaBilling(t *testing.T) {
 		{"verbose_json duration", "/openai/v1/audio/transcriptions?answer=verbose", func() (string, []byte) {
 			return form(mp3, "model", "whisper-1", "response_format", "verbose_json")
 		}, perSeconds(4), false},
+		{"MP3, text answer", "/openai/v1/audio/transcriptions?answer=text", func() (string, []byte) {
+			return form(mp3At64kbps(200), "model", "whisper-1", "response_format", "text")
+		}, perSeconds(200 * 1152.0 / 44100), true},
 		{"length unknown", "/openai/v1/audio/transcriptions?answer=json", func() (string, []byte) {
-			return form(mp3, "model", "whisper-1")
-		}, 0, false},
+			return form(append([]byte("\x1a\x45\xdf\xa3webm"), make([]byte, 32000-8)...), "model", "whisper-1")
+		}, perSeconds(2), true},
 		{"image edit", "/openai/v1/images/edits?answer=images", imagesForm, twoImages, true},
 		{"image generation", "/openai/v1/images/generations?answer=images", func() (string, []byte) {
 			return "application/json", []byte(`{"model":"dall-e-2","prompt":"a hat","size":"512x512","n":2}`)
