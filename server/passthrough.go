@@ -530,8 +530,9 @@ func (s *Server) handlePassThrough(g *completions.Gateway, pt passThroughRoute, 
 				"provider", pt.provider, "model", call.Model(), "prompt_tokens", pu.Usage.PromptTokens, "limit_bytes", providers.MaxMeteredBody)
 		}
 	}
-	if kept != nil && err == nil {
-		mediaUsage(&pu, media, r.Header.Get("Content-Type"), body, kept.Bytes())
+	if kept != nil && err == nil && ttft > 0 {
+		// (An answer that ended before any of its body stays unbilled, as above.)
+		mediaUsage(&pu, media, r.Header.Get("Content-Type"), body, kept.Bytes(), kept.Over())
 	}
 	pu.Embeddings = isEmbeddingsCall(pt, r.Method, r.PathValue("path"))
 	call.End(endCtx, pu, ttft, err)

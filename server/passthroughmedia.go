@@ -82,20 +82,25 @@ func readMediaFields(contentType string, body []byte) mediaFields {
 }
 
 // mediaUsage sets pu's Audio or Images (kind, see passThroughMedia) from the request's
-// body and the answer's (answer; nil when it was not kept whole) when the answer reported
-// no tokens: the length or images it reports, else an estimate, marked estimated.
-func mediaUsage(pu *completions.PassThroughUsage, kind, contentType string, body, answer []byte) {
-	if answer == nil || pu.Reported && pu.Usage.PromptTokens+pu.Usage.CompletionTokens > 0 {
+// body and the answer's when the answer reported no tokens: the length or images it
+// reports, else an estimate, marked estimated. over says the answer was larger than
+// maxMediaAnswer and not kept (answer is then nil): unread, it is billed as the gateway's
+// own routes bill an answer over their cap — the audio's length as the file says it (else
+// its size at 128 kbit/s), the images asked (n, else 1) at the size and quality asked.
+func mediaUsage(pu *completions.PassThroughUsage, kind, contentType string, body, answer []byte, over bool) {
+	if pu.Reported && pu.Usage.PromptTokens+pu.Usage.CompletionTokens > 0 {
 		return
 	}
 	f := readMediaFields(contentType, body)
 	switch kind {
 	case "audio":
 		if u, estimated, ok := completions.PassThroughAudioUsage(f.file, f.format, answer); ok {
-			pu.Audio, pu.Estimated = &u, estimated
+			pu.Audio, pu.Estimated = &u, estimated || over
 		}
 	case "images":
-		if u, ok := completions.PassThroughImageUsage(answer, f.size, f.quality, f.n); ok {
+		if over {
+			pu.Images, pu.Estimated = &providers.ImageUsage{Images: max(f.n, 1), Size: f.size, Quality: f.quality}, true
+		} else if u, ok := completions.PassThroughImageUsage(answer, f.size, f.quality, f.n); ok {
 			pu.Images, pu.Estimated = &u, true
 		}
 	}
@@ -128,6 +133,9 @@ func (c *cappedBuffer) Bytes() []byte {
 	}
 	return c.buf.Bytes()
 }
+
+// Over reports whether what was written went past the limit (and was not kept).
+func (c *cappedBuffer) Over() bool { return c.over }
 
 // maxMediaAnswer bounds the media answer kept to read its usage (an image answer's
 // base64 images included), as a JSON answer's usage is read (providers.MaxMeteredBody).

@@ -161,3 +161,74 @@ func TestPassThroughMediaBilling(t *testing.T) {
 		}
 	}
 }
+
+// TestPassThroughMediaOverCap: a media answer too large to keep and read (over
+// maxMediaAnswer) was billed nothing; it is now billed as the gateway's own routes bill
+// an answer over their cap, marked estimated — a transcription its MP3's length as its
+// frames say, an image edit the images asked (n) at the size asked — and relayed whole.
+func TestPassThroughMediaOverCap(t *testing.T) {
+	big := maxMediaAnswer + 1<<10
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if strings.HasSuffix(r.URL.Path, "/images/edits") {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"created":1,"data":[{"b64_json":"`+strings.Repeat("A", big)+`"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, strings.Repeat("la ", big/3+1))
+	}))
+	t.Cleanup(up.Close)
+	hs, s := passThroughServerOver(t, providers.NewRegistry(
+		providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "server-openai-key"})))
+	vk := issue(t, s, `{"name":"media-cap","models":["openai/whisper-1","openai/dall-e-2"],"max_budget_usd":5}`)
+	cat := providers.DefaultCatalog()
+	form := func(fileField string, file []byte, fields ...string) (string, []byte) {
+		var b bytes.Buffer
+		mw := multipart.NewWriter(&b)
+		fw, _ := mw.CreateFormFile(fileField, "upload")
+		fw.Write(file)
+		for i := 0; i+1 < len(fields); i += 2 {
+			mw.WriteField(fields[i], fields[i+1])
+		}
+		mw.Close()
+		return mw.FormDataContentType(), b.Bytes()
+	}
+	type overCap struct {
+		name, path, ct string
+		body           []byte
+		cost           float64
+	}
+	audioCT, audioBody := form("file", mp3At64kbps(500), "model", "whisper-1", "response_format", "text")
+	imageCT, imageBody := form("image", []byte("\x89PNG fake"), "model", "dall-e-2", "prompt", "a hat", "size", "256x256", "n", "3")
+	cases := []overCap{
+		{"transcription", "/openai/v1/audio/transcriptions", audioCT, audioBody,
+			cat.AudioCost("openai/whisper-1", providers.AudioUsage{Seconds: 500 * 1152.0 / 44100}).TotalUSD},
+		{"image edit", "/openai/v1/images/edits", imageCT, imageBody,
+			cat.ImageCost("openai/dall-e-2", providers.ImageUsage{Images: 3, Size: "256x256"}).TotalUSD},
+	}
+	for i, c := range cases {
+		if c.cost <= 0 {
+			t.Fatalf("%s: the catalogue prices it at %v", c.name, c.cost)
+		}
+		req, _ := http.NewRequest("POST", hs.URL+c.path, bytes.NewReader(c.body))
+		req.Header.Set("Content-Type", c.ct)
+		req.Header.Set("Authorization", "Bearer "+vk.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || n < int64(big) {
+			t.Fatalf("%s: %d with %d bytes, want the whole answer (over %d)", c.name, resp.StatusCode, n, big)
+		}
+		rows := passThroughHistory(t, s, vk.Key)
+		if len(rows) != i+1 {
+			t.Fatalf("%s: %d requests recorded, want %d", c.name, len(rows), i+1)
+		}
+		if row := rows[0]; math.Abs(row.CostUSD-c.cost) > 1e-12 || !row.UsageEstimated {
+			t.Errorf("%s: billed %v (estimated %v), want %v, estimated", c.name, row.CostUSD, row.UsageEstimated, c.cost)
+		}
+	}
+}
