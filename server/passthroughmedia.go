@@ -37,12 +37,16 @@ type mediaFields struct {
 	n                     int
 }
 
-// readMediaFields reads them from body: a multipart/form-data form (contentType's
-// boundary; field names in any case, as the form's readers match them) or a JSON object.
+// readMediaFields reads them from body as the provider reads the body forwarded to it: a
+// multipart/form-data form (contentType's boundary) or a JSON object, field names matched
+// exactly — OpenAI's are case-sensitive, so a SIZE it ignores (drawing its default size)
+// is not taken for size. (The model check, passThroughAsk, takes a part named in any
+// case for the model: there the stricter reading is the one that refuses.) A field
+// given twice counts as the last.
 func readMediaFields(contentType string, body []byte) mediaFields {
 	var f mediaFields
 	set := func(name, v string) {
-		switch strings.ToLower(name) {
+		switch name {
 		case "response_format":
 			f.format = v
 		case "size":
@@ -60,7 +64,7 @@ func readMediaFields(contentType string, body []byte) mediaFields {
 			if errors.Is(err, io.EOF) || err != nil {
 				return f
 			}
-			name := strings.ToLower(part.FormName())
+			name := part.FormName()
 			if name == "file" {
 				f.file, _ = io.ReadAll(part)
 				continue
@@ -69,15 +73,17 @@ func readMediaFields(contentType string, body []byte) mediaFields {
 			set(name, string(v))
 		}
 	}
-	var v struct {
-		Format  string `json:"response_format"`
-		Size    string `json:"size"`
-		Quality string `json:"quality"`
-		N       int    `json:"n"`
+	var fields map[string]json.RawMessage // keys as they came, unlike a struct's
+	if json.Unmarshal(body, &fields) != nil {
+		return f
 	}
-	if json.Unmarshal(body, &v) == nil {
-		f.format, f.size, f.quality, f.n = v.Format, v.Size, v.Quality, v.N
+	for _, name := range []string{"response_format", "size", "quality"} {
+		var v string
+		if json.Unmarshal(fields[name], &v) == nil {
+			set(name, v)
+		}
 	}
+	json.Unmarshal(fields["n"], &f.n)
 	return f
 }
 

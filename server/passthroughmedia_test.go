@@ -47,8 +47,10 @@ func mp3At64kbps(frames int) []byte {
 // is now billed the length its answer reports (usage of type duration, verbose_json's
 // duration), else — marked estimated — its file's length as its headers say it (WAV, an
 // MP3's frames) or its srt answer's last cue; an image edit or generation whose answer
-// reports no tokens is billed per image it holds at the size asked, marked estimated. A
-// file whose length nothing says is billed its size at 128 kbit/s, marked estimated.
+// reports no tokens is billed per image it holds at the size asked (its field named as
+// OpenAI reads it: a SIZE or Size is not, and its default size is billed), marked
+// estimated. A file whose length nothing says is billed its size at 128 kbit/s, marked
+// estimated.
 func TestPassThroughMediaBilling(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -93,20 +95,24 @@ func TestPassThroughMediaBilling(t *testing.T) {
 		return mw.FormDataContentType(), b.Bytes()
 	}
 	mp3 := []byte("ID3\x03 not a WAV: its length is not known here")
-	imagesForm := func() (string, []byte) {
-		var b bytes.Buffer
-		mw := multipart.NewWriter(&b)
-		fw, _ := mw.CreateFormFile("image", "a.png")
-		fw.Write([]byte("\x89PNG fake"))
-		mw.WriteField("Model", "dall-e-2")
-		mw.WriteField("prompt", "a hat")
-		mw.WriteField("SIZE", "512x512")
-		mw.WriteField("n", "2")
-		mw.Close()
-		return mw.FormDataContentType(), b.Bytes()
+	imagesForm := func(sizeField string) func() (string, []byte) {
+		return func() (string, []byte) {
+			var b bytes.Buffer
+			mw := multipart.NewWriter(&b)
+			fw, _ := mw.CreateFormFile("image", "a.png")
+			fw.Write([]byte("\x89PNG fake"))
+			mw.WriteField("Model", "dall-e-2")
+			mw.WriteField("prompt", "a hat")
+			mw.WriteField(sizeField, "512x512")
+			mw.WriteField("n", "2")
+			mw.Close()
+			return mw.FormDataContentType(), b.Bytes()
+		}
 	}
 	twoImages := cat.ImageCost("openai/dall-e-2", providers.ImageUsage{Images: 2, Size: "512x512"}).TotalUSD
-	if perSeconds(1) <= 0 || twoImages <= 0 {
+	// OpenAI reads field names as they are: a SIZE it ignores draws its default size.
+	twoDefaultImages := cat.ImageCost("openai/dall-e-2", providers.ImageUsage{Images: 2, Size: "1024x1024"}).TotalUSD
+	if perSeconds(1) <= 0 || twoImages <= 0 || twoDefaultImages <= twoImages {
 		t.Fatalf("the catalogue prices whisper-1 at %v a second and two dall-e-2 512x512 images at %v", perSeconds(1), twoImages)
 	}
 	cases := []struct {
@@ -133,10 +139,14 @@ func TestPassThroughMediaBilling(t *testing.T) {
 		{"length unknown", "/openai/v1/audio/transcriptions?answer=json", func() (string, []byte) {
 			return form(append([]byte("\x1a\x45\xdf\xa3webm"), make([]byte, 32000-8)...), "model", "whisper-1")
 		}, perSeconds(2), true},
-		{"image edit", "/openai/v1/images/edits?answer=images", imagesForm, twoImages, true},
+		{"image edit", "/openai/v1/images/edits?answer=images", imagesForm("size"), twoImages, true},
+		{"image edit naming SIZE", "/openai/v1/images/edits?answer=images", imagesForm("SIZE"), twoDefaultImages, true},
 		{"image generation", "/openai/v1/images/generations?answer=images", func() (string, []byte) {
 			return "application/json", []byte(`{"model":"dall-e-2","prompt":"a hat","size":"512x512","n":2}`)
 		}, twoImages, true},
+		{"image generation naming Size", "/openai/v1/images/generations?answer=images", func() (string, []byte) {
+			return "application/json", []byte(`{"model":"dall-e-2","prompt":"a hat","Size":"512x512","n":2}`)
+		}, twoDefaultImages, true},
 	}
 	for i, c := range cases {
 		ct, body := c.body()
