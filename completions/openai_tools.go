@@ -36,19 +36,23 @@ type OpenAIFunction struct {
 	Strict *bool `json:"strict,omitempty"`
 }
 
-// OpenAIToolChoice is tool_choice: "none", "auto", "required", or
-// {"type": "function", "function": {"name": "..."}} to force one function. Mode holds the
-// string form, or "function" for the object form.
+// OpenAIToolChoice is tool_choice: "none", "auto", "required",
+// {"type": "function", "function": {"name": "..."}} to force one function, or
+// {"type": "allowed_tools", "allowed_tools": {...}} to let the model call only some of the
+// tools (see OpenAIAllowedTools). Mode holds the string form, or the object's type.
 type OpenAIToolChoice struct {
 	Mode string
 	Name string
+	// AllowedTools is the allowed_tools member, with Mode ToolChoiceAllowedTools.
+	AllowedTools *OpenAIAllowedTools
 }
 
 type openAIToolChoiceObject struct {
 	Type     string `json:"type"`
-	Function struct {
+	Function *struct {
 		Name string `json:"name"`
-	} `json:"function"`
+	} `json:"function,omitempty"`
+	AllowedTools *OpenAIAllowedTools `json:"allowed_tools,omitempty"`
 }
 
 // UnmarshalJSON reads the string or the object form.
@@ -65,21 +69,29 @@ func (c *OpenAIToolChoice) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &o); err != nil {
 		return err
 	}
-	c.Mode, c.Name = o.Type, o.Function.Name
+	c.Mode, c.AllowedTools = o.Type, o.AllowedTools
+	if o.Function != nil {
+		c.Name = o.Function.Name
+	}
 	if c.Mode == "" {
 		c.Mode = "function"
 	}
 	return nil
 }
 
-// MarshalJSON writes the string form, or the object form for a named function.
+// MarshalJSON writes the string form, or the object form for a named function or
+// allowed_tools.
 func (c OpenAIToolChoice) MarshalJSON() ([]byte, error) {
-	if c.Mode != providers.ToolChoiceFunction {
-		return json.Marshal(c.Mode)
+	switch c.Mode {
+	case providers.ToolChoiceFunction:
+		o := openAIToolChoiceObject{Type: c.Mode, Function: &struct {
+			Name string `json:"name"`
+		}{c.Name}}
+		return json.Marshal(o)
+	case ToolChoiceAllowedTools:
+		return json.Marshal(openAIToolChoiceObject{Type: c.Mode, AllowedTools: c.AllowedTools})
 	}
-	var o openAIToolChoiceObject
-	o.Type, o.Function.Name = c.Mode, c.Name
-	return json.Marshal(o)
+	return json.Marshal(c.Mode)
 }
 
 // JSONSchema describes tool_choice for invopop/jsonschema.
@@ -89,9 +101,14 @@ func (OpenAIToolChoice) JSONSchema() *jsonschema.Schema {
 	obj := jsonschema.NewProperties()
 	obj.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{"function"}})
 	obj.Set("function", &jsonschema.Schema{Type: "object", Properties: fn, Required: []string{"name"}})
+	allowed := jsonschema.NewProperties()
+	allowed.Set("type", &jsonschema.Schema{Type: "string", Enum: []any{ToolChoiceAllowedTools}})
+	allowed.Set("allowed_tools", &jsonschema.Schema{Type: "object", Required: []string{"mode", "tools"},
+		Description: `{"mode": "auto" or "required", "tools": [{"type": "function", "function": {"name": …}}]}: the tools the model may call`})
 	return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
 		{Type: "string", Enum: []any{"none", "auto", "required"}},
 		{Type: "object", Properties: obj, Required: []string{"type", "function"}},
+		{Type: "object", Properties: allowed, Required: []string{"type", "allowed_tools"}},
 	}}
 }
 
@@ -242,10 +259,14 @@ func (r *OpenAIChatRequest) toolRequest(req *Request) error {
 	if c := r.ToolChoice; c != nil && c.Mode != "" {
 		switch c.Mode {
 		case providers.ToolChoiceNone, providers.ToolChoiceAuto, providers.ToolChoiceRequired, providers.ToolChoiceFunction:
+			req.ToolChoice = &providers.ToolChoice{Mode: c.Mode, Name: c.Name}
+		case ToolChoiceAllowedTools:
+			if err := allowedToolsRequest(c, req); err != nil {
+				return err
+			}
 		default:
-			return invalid("tool_choice", `must be "none", "auto", "required" or {"type":"function","function":{"name":…}}, got %q`, c.Mode)
+			return invalid("tool_choice", `must be "none", "auto", "required", {"type":"function","function":{"name":…}} or {"type":"allowed_tools","allowed_tools":{…}}, got %q`, c.Mode)
 		}
-		req.ToolChoice = &providers.ToolChoice{Mode: c.Mode, Name: c.Name}
 	}
 	req.ParallelToolCalls = r.ParallelToolCalls
 	if f := r.ResponseFormat; f != nil {

@@ -280,10 +280,22 @@ type ResponsesFunctionTool struct {
 	Strict      *bool           `json:"strict,omitempty"`
 }
 
-// ResponsesToolChoice is tool_choice: "none", "auto", "required" or
-// {"type": "function", "name": "..."}.
+// ResponsesToolChoice is tool_choice: "none", "auto", "required",
+// {"type": "function", "name": "..."}, {"type": "custom", "name": "..."} (a custom tool),
+// or {"type": "allowed_tools", "mode": "auto" or "required", "tools": [...]} (the tools the
+// model may call, see ResponsesAllowedTool). Mode holds the string form or the object's type.
 type ResponsesToolChoice struct {
 	Mode, Name string
+	// AllowedMode and Allowed are an allowed_tools choice's mode and tools.
+	AllowedMode string
+	Allowed     []ResponsesAllowedTool
+}
+
+type responsesToolChoiceObject struct {
+	Type  string                 `json:"type"`
+	Name  string                 `json:"name,omitempty"`
+	Mode  string                 `json:"mode,omitempty"`
+	Tools []ResponsesAllowedTool `json:"tools,omitempty"`
 }
 
 // UnmarshalJSON reads the string or the object form.
@@ -293,20 +305,40 @@ func (c *ResponsesToolChoice) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		return json.Unmarshal(b, &c.Mode)
 	}
-	var o struct{ Type, Name string }
+	var o responsesToolChoiceObject
 	if err := json.Unmarshal(b, &o); err != nil {
 		return err
 	}
-	c.Mode, c.Name = o.Type, o.Name
+	c.Mode, c.Name, c.AllowedMode, c.Allowed = o.Type, o.Name, o.Mode, o.Tools
 	return nil
 }
 
 // MarshalJSON writes the form the API uses.
 func (c ResponsesToolChoice) MarshalJSON() ([]byte, error) {
-	if c.Mode == providers.ToolChoiceFunction {
-		return json.Marshal(map[string]string{"type": "function", "name": c.Name})
+	switch c.Mode {
+	case providers.ToolChoiceFunction, "custom":
+		return json.Marshal(responsesToolChoiceObject{Type: c.Mode, Name: c.Name})
+	case ToolChoiceAllowedTools:
+		return json.Marshal(responsesToolChoiceObject{Type: c.Mode, Mode: c.AllowedMode, Tools: c.Allowed})
 	}
 	return json.Marshal(c.Mode)
+}
+
+// chat is the chat request's tool_choice for c: a custom tool is offered to the model as a
+// function of its name.
+func (c ResponsesToolChoice) chat() (*OpenAIToolChoice, error) {
+	switch c.Mode {
+	case providers.ToolChoiceNone, providers.ToolChoiceAuto, providers.ToolChoiceRequired:
+		return &OpenAIToolChoice{Mode: c.Mode}, nil
+	case providers.ToolChoiceFunction, "custom":
+		if c.Name == "" {
+			return nil, invalid("tool_choice.name", "is required with type %q", c.Mode)
+		}
+		return &OpenAIToolChoice{Mode: providers.ToolChoiceFunction, Name: c.Name}, nil
+	case ToolChoiceAllowedTools:
+		return responsesAllowedTools(c)
+	}
+	return nil, invalid("tool_choice", `must be "none", "auto", "required", {"type":"function","name":…}, {"type":"custom","name":…} or {"type":"allowed_tools","mode":…,"tools":[…]}, got %q`, c.Mode)
 }
 
 // JSONSchema describes tool_choice.
@@ -583,7 +615,11 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("input", "must hold at least one message")
 	}
 	if tc := r.ToolChoice; tc != nil && tc.Mode != "" {
-		c.ToolChoice = &OpenAIToolChoice{Mode: tc.Mode, Name: tc.Name}
+		choice, err := tc.chat()
+		if err != nil {
+			return nil, err
+		}
+		c.ToolChoice = choice
 	}
 	if r.Text != nil && r.Text.Format != nil {
 		f := r.Text.Format

@@ -49,6 +49,9 @@ func validateTools(req *Request, known *schemaSet) error {
 			}
 		}
 	}
+	if err := applyToolAllowList(req, names); err != nil {
+		return err
+	}
 	if c := req.ToolChoice; c != nil {
 		switch c.Mode {
 		case providers.ToolChoiceRequired:

@@ -205,6 +205,9 @@ type Request struct {
 	// one tool call of the answer only (its providers.Request.SingleToolCall): upstreams are
 	// asked for one, as for legacyFunctions, without the chat surface's function_call writing.
 	singleToolCall bool
+	// toolAllowList, when set, is an allowed_tools tool choice's list: validateTools keeps
+	// only those tools once every declared one has been checked (see allowedtools.go).
+	toolAllowList *toolAllowList
 	// fieldName, when set, renames the fields of validation errors to the caller's request
 	// (a /v1/responses request's input[…] for the chat request's messages[…]).
 	fieldName func(string) string
