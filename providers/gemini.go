@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -43,8 +44,11 @@ const DefaultGeminiBaseURL = "https://generativelanguage.googleapis.com"
 // signature.
 //
 // Structured output: responseMimeType application/json, with responseSchema (the JSON
-// Schema converted) for json_schema. A schema the dialect cannot express is refused
-// before any call (see Check).
+// Schema converted) for json_schema. Gemini refuses that beside functions, so a json_schema
+// with tools is asked, as of Claude, as one more function whose arguments are the answer,
+// with functionCallingConfig ANY (a function or the answer; the answer alone with
+// tool_choice none): its call comes back as the text. A schema the dialect cannot express
+// is refused before any call (see Check).
 //
 // Thinking: Request.Thinking becomes generationConfig.thinkingConfig with includeThoughts
 // (see geminiThinking): a thinkingBudget for Gemini 2.5 (Budget clamped to the model's
@@ -429,12 +433,14 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 		}
 		b.GenerationConfig.ThinkingConfig = tc
 	}
-	if f := req.ResponseFormat; f.JSON() {
+	out := geminiOutputTool(req)
+	if f := req.ResponseFormat; f.JSON() && out == "" {
 		if len(req.Tools) > 0 || req.Search {
 			// Gemini answers 400 "Function calling with a response mime type:
-			// 'application/json' is unsupported" (search likewise).
+			// 'application/json' is unsupported" (search likewise). A JSON schema beside
+			// functions is asked as an answer function instead (geminiOutputTool).
 			return b, &UnsupportedError{Provider: g.Name(), Field: "response_format",
-				Reason: "Gemini cannot combine a JSON response format with tools or search; send one or the other"}
+				Reason: "Gemini cannot combine a JSON object response format with tools, or any JSON format with search; send a json_schema with tools, or one or the other"}
 		}
 		if b.GenerationConfig == nil {
 			b.GenerationConfig = &geminiGenerationConfig{}
@@ -464,8 +470,26 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 				}
 			}
 		}
+		if out != "" {
+			f := req.ResponseFormat
+			schema, err := geminiSchema(f.Schema)
+			if err != nil {
+				return b, &UnsupportedError{Provider: g.Name(), Field: "response_format.json_schema.schema", Reason: err.Error()}
+			}
+			desc := cmp.Or(f.Description, "Give your final answer by calling this function: its arguments are the answer.")
+			decls = append(decls, geminiFunctionDeclaration{Name: out, Description: desc, Parameters: schema})
+		}
 		b.Tools = append(b.Tools, geminiTool{FunctionDeclarations: decls})
-		if c := req.ToolChoice; c != nil {
+		if c := req.ToolChoice; out != "" && (c == nil || c.Mode != ToolChoiceFunction) {
+			// Either one of the caller's functions or the answer; with tool_choice none,
+			// the answer alone.
+			tc := &geminiToolConfig{}
+			tc.FunctionCallingConfig.Mode = "ANY"
+			if c != nil && c.Mode == ToolChoiceNone {
+				tc.FunctionCallingConfig.AllowedFunctionNames = []string{out}
+			}
+			b.ToolConfig = tc
+		} else if c != nil {
 			tc := &geminiToolConfig{}
 			switch c.Mode {
 			case ToolChoiceNone:
@@ -958,6 +982,9 @@ func (g *Gemini) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	resp := &Response{Text: r.text(), FinishReason: geminiFinish(r.finish()), Model: r.ModelVersion, Reasoning: r.reasoning(), Sources: r.sources(nil)}
 	resp.ToolCalls = r.calls(nil, 0, callNonce())
+	if answer, calls, ok := takeOutputCall(resp.ToolCalls, geminiOutputTool(req)); ok {
+		resp.Text, resp.ToolCalls = answer, calls
+	}
 	resp.CodeExecution = r.codeExecution()
 	resp.Logprobs = r.Candidates[0].LogprobsResult.logprobs()
 	if m := r.Candidates[0].URLContextMetadata; len(m) > 0 && string(m) != "null" {
@@ -983,13 +1010,14 @@ func (g *Gemini) Stream(ctx context.Context, req *Request) (Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &geminiStream{streamState: newStreamState(c), nonce: callNonce(), model: req.Model}, nil
+	return &geminiStream{streamState: newStreamState(c), nonce: callNonce(), model: req.Model, output: geminiOutputTool(req)}, nil
 }
 
 type geminiStream struct {
 	streamState
 	nonce     string // salts call ids when chunks carry no responseId
 	model     string
+	output    string    // the answer function of structured output beside functions (geminiOutputTool)
 	queries   int       // Google Search queries the answer was grounded on (the most a chunk gave)
 	sourced   sourceSet // the grounding pages already delivered
 	usage     *geminiUsage
@@ -1108,6 +1136,9 @@ func (s *geminiStream) Recv() (Chunk, error) {
 		}
 		// A streamed function call arrives whole: one fragment carries id, name and arguments.
 		s.calls = r.calls(s.calls[:0], s.ncalls, s.nonce)
+		if answer, calls, ok := takeOutputCall(s.calls, s.output); ok {
+			out.Text, s.calls = answer, calls
+		}
 		if len(s.calls) > 0 {
 			s.deltas = s.deltas[:0]
 			for i, c := range s.calls {
