@@ -779,7 +779,7 @@ func (o *OpenAI) Complete(ctx context.Context, req *Request) (*Response, error) 
 		resp.Refusal = *ch.Message.Refusal
 	}
 	for _, c := range ch.Message.ToolCalls {
-		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		resp.ToolCalls = append(resp.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: argumentsOrEmptyObject(c.Function.Arguments)})
 	}
 	resp.Reasoning = openAIReasoning(ch.Message.ReasoningContent, ch.Message.Reasoning)
 	resp.Sources = openAIChatSources(ch.Message.Annotations, nil)
@@ -843,12 +843,29 @@ type openAIStream struct {
 	thoughts reasoningBlocks
 	// reasons: the model reasons silently first; the first Recv says so.
 	reasons bool
+	// calls notes the answer's tool calls and whether each had arguments (see
+	// emptyArgumentCalls).
+	calls emptyArgumentCalls
 }
 
 // failFiltered ends a stream whose answer the content filter blocked, with the usage the
 // upstream reported for it (u nil when none).
 func (s *openAIStream) failFiltered(u *Usage) error {
 	return s.failBilled(KindContentFilter, "response blocked by the content filter", u)
+}
+
+// fillBeforeFinish is, when out ends the answer (its finish reason) and some of its tool
+// calls came without arguments, the chunk giving them "{}", to be returned before out; nil
+// otherwise.
+func (s *openAIStream) fillBeforeFinish(out Chunk) *Chunk {
+	if out.FinishReason == "" {
+		return nil
+	}
+	fill := s.calls.fill()
+	if len(fill) == 0 {
+		return nil
+	}
+	return &Chunk{ToolCalls: fill}
 }
 
 // Recv returns the next non-empty chunk, io.EOF after "data: [DONE]", or an *Error.
@@ -861,6 +878,9 @@ func (s *openAIStream) Recv() (Chunk, error) {
 		return Chunk{Reasoning: &ReasoningDelta{}}, nil
 	}
 	if s.hasPending {
+		if fill := s.fillBeforeFinish(s.pending); fill != nil {
+			return *fill, nil // the pending finish comes next
+		}
 		s.hasPending = false
 		if s.pending.Text != "" || len(s.pending.ToolCalls) > 0 || s.pending.Audio != nil {
 			s.thoughts.answer()
@@ -913,6 +933,7 @@ func (s *openAIStream) Recv() (Chunk, error) {
 			}
 			continue
 		}
+		s.calls.note(out.ToolCalls)
 		empty := out.Text == "" && out.FinishReason == "" && out.Usage == nil && len(out.ToolCalls) == 0 && out.Refusal == "" && len(out.Sources) == 0 && out.Audio == nil
 		if r := s.chunks.reasoning; r != "" {
 			// A chunk with reasoning carries nothing else: the rest of the event follows.
@@ -927,6 +948,10 @@ func (s *openAIStream) Recv() (Chunk, error) {
 		}
 		if out.Text != "" || len(out.ToolCalls) > 0 || out.Audio != nil {
 			s.thoughts.answer()
+		}
+		if fill := s.fillBeforeFinish(out); fill != nil {
+			s.pending, s.hasPending = out, true
+			return *fill, nil
 		}
 		return out, nil
 	}
