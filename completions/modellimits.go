@@ -429,7 +429,7 @@ const (
 // modelWindow is the spend gate's key of the minute of one entry of an account's Models:
 // its requests, or its tokens.
 type modelWindow struct {
-	account any // gateKey
+	account accountKey // gateKey
 	model   string
 	tokens  bool
 }
@@ -439,7 +439,7 @@ type modelWindow struct {
 func (sg *spendGate) modelMinute(b *Budget, entry string, tokens bool, now time.Time, limit int64) (total int64, below time.Time) {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
-	w := sg.tpm[modelWindow{gateKey(b), entry, tokens}]
+	w := sg.models[modelWindow{gateKey(b), entry, tokens}]
 	if w == nil {
 		return 0, now.Add(time.Minute)
 	}
@@ -452,7 +452,7 @@ func (sg *spendGate) modelCount(b *Budget, entry string, tokens bool, n int64, n
 	if n <= 0 {
 		return
 	}
-	sg.count(modelWindow{gateKey(b), entry, tokens}, n, now)
+	countIn(sg, &sg.models, modelWindow{gateKey(b), entry, tokens}, n, now)
 	if b.st != nil {
 		prefix := sharedModelRequests
 		if tokens {
@@ -470,7 +470,7 @@ func (sg *spendGate) shareModels() {
 		sg.shared.Subscribe(prefix, func(key string, n int64, now time.Time) {
 			id, model, ok := strings.Cut(strings.TrimPrefix(key, prefix), "|")
 			if ok {
-				sg.count(modelWindow{id, model, tokens}, n, now)
+				countIn(sg, &sg.models, modelWindow{storedAccount(id), model, tokens}, n, now)
 			}
 		})
 	}

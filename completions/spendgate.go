@@ -23,13 +23,16 @@ import (
 // Its zero value is ready to use.
 type spendGate struct {
 	mu  sync.Mutex
-	m   map[any]*gateState
-	tpm map[any]*tokenWindow // budgets with TokensPerMinute: their last minute's tokens
+	m   map[accountKey]*gateState
+	tpm map[accountKey]*tokenWindow // budgets with TokensPerMinute: their last minute's tokens
+	// models are the minutes of the entries of accounts' Models with a requests or tokens
+	// per minute bound (modellimits.go).
+	models map[modelWindow]*tokenWindow
 	// shared carries the tokens of budgets kept in the store to and from the other
 	// processes (Options.SharedLimits), and names this process in the leases of their
 	// requests in flight (spendlease.go); nil keeps both in this process.
 	shared *store.Counters
-	locks  map[any]*keyLock // accounts whose lease this process is writing (lockLease)
+	locks  map[accountKey]*keyLock // accounts whose lease this process is writing (lockLease)
 	// warn logs what a request cannot tell its caller (a lease not ended); nil: nothing.
 	warn func(ctx context.Context, msg string, args ...any)
 }
@@ -47,7 +50,7 @@ func (sg *spendGate) share(c *store.Counters, warn func(ctx context.Context, msg
 	sg.shared = c
 	sg.warn = warn
 	c.Subscribe(sharedTokens, func(key string, n int64, now time.Time) {
-		sg.count(strings.TrimPrefix(key, sharedTokens), n, now)
+		countIn(sg, &sg.tpm, storedAccount(strings.TrimPrefix(key, sharedTokens)), n, now)
 	})
 	sg.shareModels()
 }
@@ -101,12 +104,24 @@ func (w *tokenWindow) add(now time.Time, tokens int64) {
 	w.latest = n
 }
 
+// accountKey is the spend gate's key of a budget's account: its id in the store (every
+// Budget loaded on one stored account shares it), or the Budget that holds an account kept
+// in memory (Budget.own). A struct rather than an interface value, so that a stored
+// account's id is not boxed (an allocation) on every request.
+type accountKey struct {
+	id  string
+	mem *Budget
+}
+
+// storedAccount is the key of the account the store keeps under id.
+func storedAccount(id string) accountKey { return accountKey{id: id} }
+
 // gateKey is the spend gate's key of b: its account in the store, else b itself.
-func gateKey(b *Budget) any {
+func gateKey(b *Budget) accountKey {
 	if b.st != nil {
-		return b.id // every Budget loaded on one shared account
+		return storedAccount(b.id)
 	}
-	return b.own()
+	return accountKey{mem: b.own()}
 }
 
 // used counts tokens answered for b (and its parents) at now (for TokensPerMinute).
@@ -122,30 +137,32 @@ func (sg *spendGate) usedOwn(b *Budget, tokens int64, now time.Time) {
 	if b.limits.TokensPerMinute <= 0 || tokens <= 0 {
 		return
 	}
-	sg.count(gateKey(b), tokens, now)
+	countIn(sg, &sg.tpm, gateKey(b), tokens, now)
 	if b.st != nil {
 		sg.shared.Add(sharedTokens+b.id, tokens, now)
 	}
 }
 
-// count adds tokens at now to the window of the budget key.
-func (sg *spendGate) count(key any, tokens int64, now time.Time) {
+// countIn adds tokens at now to key's window of *windows (sg.tpm's accounts, sg.models'
+// entries of their Models), made when it has none.
+func countIn[K comparable](sg *spendGate, windows *map[K]*tokenWindow, key K, tokens int64, now time.Time) {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
-	if sg.tpm == nil {
-		sg.tpm = map[any]*tokenWindow{}
+	if *windows == nil {
+		*windows = map[K]*tokenWindow{}
 	}
-	w := sg.tpm[key]
+	m := *windows
+	w := m[key]
 	if w == nil {
-		if len(sg.tpm) >= 4096 { // bound the windows kept: drop those a minute old
-			for k, ow := range sg.tpm {
+		if len(m) >= 4096 { // bound the windows kept: drop those a minute old
+			for k, ow := range m {
 				if ow.latest < now.Unix()-60 {
-					delete(sg.tpm, k)
+					delete(m, k)
 				}
 			}
 		}
 		w = &tokenWindow{}
-		sg.tpm[key] = w
+		m[key] = w
 	}
 	w.add(now, tokens)
 }
@@ -203,7 +220,7 @@ func (st *gateState) waitIdle() chan struct{} {
 type gateTicket struct {
 	state gateState // the key's, when this request found none in flight
 	sg    *spendGate
-	key   any
+	key   accountKey
 	st    *gateState // the key's state this request is counted in
 	once  sync.Once
 }
@@ -277,7 +294,7 @@ func (sg *spendGate) admitLocal(ctx context.Context, b *Budget, choice bool) (re
 		u := b.Used(ctx)
 		sg.mu.Lock()
 		if sg.m == nil {
-			sg.m = map[any]*gateState{}
+			sg.m = map[accountKey]*gateState{}
 		}
 		t := &gateTicket{sg: sg, key: key, st: sg.m[key]}
 		if t.st == nil {
@@ -307,11 +324,11 @@ func (sg *spendGate) admitLocal(ctx context.Context, b *Budget, choice bool) (re
 }
 
 // enter counts one more request of key in flight in this process and returns its state.
-func (sg *spendGate) enter(key any) *gateState {
+func (sg *spendGate) enter(key accountKey) *gateState {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
 	if sg.m == nil {
-		sg.m = map[any]*gateState{}
+		sg.m = map[accountKey]*gateState{}
 	}
 	st := sg.m[key]
 	if st == nil {
@@ -324,7 +341,7 @@ func (sg *spendGate) enter(key any) *gateState {
 
 // leave counts a request of key (in st, enter's) out, waking those waiting for key's
 // requests to end when it was the last.
-func (sg *spendGate) leave(key any, st *gateState) {
+func (sg *spendGate) leave(key accountKey, st *gateState) {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
 	if st.inflight--; st.inflight == 0 {
@@ -338,7 +355,7 @@ func (sg *spendGate) leave(key any, st *gateState) {
 }
 
 // inflight is how many requests of key this process has in flight.
-func (sg *spendGate) inflight(key any) int {
+func (sg *spendGate) inflight(key accountKey) int {
 	sg.mu.Lock()
 	defer sg.mu.Unlock()
 	if st := sg.m[key]; st != nil {

@@ -163,7 +163,7 @@ func (sg *spendGate) admitShared(ctx context.Context, b *Budget, choice bool) (r
 // waitLease waits, before an admission tries the account key again, for one of this
 // process's requests of it to end, or poll, long enough for another process's to have; the
 // error is ctx's cause when ctx ends first.
-func (sg *spendGate) waitLease(ctx context.Context, key any, poll time.Duration) error {
+func (sg *spendGate) waitLease(ctx context.Context, key accountKey, poll time.Duration) error {
 	sg.mu.Lock()
 	var idle chan struct{}
 	if st := sg.m[key]; st != nil {
@@ -184,7 +184,7 @@ func (sg *spendGate) waitLease(ctx context.Context, key any, poll time.Duration)
 // leased returns the release of a request admitShared admitted (st, counted in this
 // process's gate): it counts the request out here and writes this process's lease with
 // what is left (also when the request's own context ended: the write is bounded apart).
-func (sg *spendGate) leased(ctx context.Context, b *Budget, key any, st *gateState) func() {
+func (sg *spendGate) leased(ctx context.Context, b *Budget, key accountKey, st *gateState) func() {
 	process := sg.shared.Process()
 	var once sync.Once
 	return func() {
@@ -219,10 +219,10 @@ type keyLock struct {
 }
 
 // lockLease locks key's lease writes in this process and returns the unlock.
-func (sg *spendGate) lockLease(key any) (unlock func()) {
+func (sg *spendGate) lockLease(key accountKey) (unlock func()) {
 	sg.mu.Lock()
 	if sg.locks == nil {
-		sg.locks = map[any]*keyLock{}
+		sg.locks = map[accountKey]*keyLock{}
 	}
 	kl := sg.locks[key]
 	if kl == nil {
@@ -301,7 +301,7 @@ func (sg *spendGate) leasedAccounts(b *Budget) ([]int, *store.Store) {
 
 // leaseWait ends an admission transaction that writes nothing because the request must
 // wait for the requests in flight of account key (errLeaseWait).
-type leaseWait struct{ key any }
+type leaseWait struct{ key accountKey }
 
 func (e *leaseWait) Error() string { return errLeaseWait.Error() }
 func (e *leaseWait) Unwrap() error { return errLeaseWait }
@@ -397,10 +397,10 @@ func (sg *spendGate) enterLeased(ctx context.Context, b *Budget, leased []int, s
 				if !u.PeriodStart.IsZero() {
 					x.limits.roll(&u, now)
 				}
-				mine[i] = sg.inflight(x.id)
+				mine[i] = sg.inflight(storedAccount(x.id))
 				n := mine[i] + rec.othersInFlight(process, now)
 				if u.CostUSD == 0 && u.Tokens == 0 && n > 0 && !choice {
-					return &leaseWait{key: x.id} // nothing spent yet to estimate a request's cost from
+					return &leaseWait{key: storedAccount(x.id)} // nothing spent yet to estimate a request's cost from
 				}
 				if over := x.limits.projected(u, n); over != "" {
 					err := fmt.Errorf("%w: %s", ErrBudgetExceeded, over)
@@ -440,7 +440,7 @@ func (sg *spendGate) enterLeased(ctx context.Context, b *Budget, leased []int, s
 		cancel()
 		if err == nil {
 			for _, i := range leased {
-				hold.held = append(hold.held, leaseEntry{x: accounts[i], st: sg.enter(accounts[i].id)})
+				hold.held = append(hold.held, leaseEntry{x: accounts[i], st: sg.enter(storedAccount(accounts[i].id))})
 			}
 		}
 		unlock()
@@ -527,7 +527,7 @@ func (h *leaseHold) ending() (fold func(x *Budget, rec *sharedBudget, now time.T
 	fold = func(x *Budget, rec *sharedBudget, now time.Time) {
 		for _, e := range h.held {
 			if !e.ended && e.x.id == x.id {
-				rec.setLease(process, h.sg.inflight(x.id)-1, time.Time{}, now)
+				rec.setLease(process, h.sg.inflight(storedAccount(x.id))-1, time.Time{}, now)
 				folded[x.id] = true
 			}
 		}
@@ -536,7 +536,7 @@ func (h *leaseHold) ending() (fold func(x *Budget, rec *sharedBudget, now time.T
 		if committed {
 			for i := range h.held {
 				if e := &h.held[i]; !e.ended && folded[e.x.id] {
-					h.sg.leave(e.x.id, e.st)
+					h.sg.leave(storedAccount(e.x.id), e.st)
 					e.ended = true
 				}
 			}
@@ -573,7 +573,7 @@ func (h *leaseHold) release() {
 	}
 	defer h.sg.lockLeases(ids)()
 	for _, e := range open {
-		h.sg.leave(e.x.id, e.st)
+		h.sg.leave(storedAccount(e.x.id), e.st)
 		e.ended = true
 	}
 	process := h.sg.shared.Process()
@@ -589,7 +589,7 @@ func (h *leaseHold) release() {
 			if err != nil {
 				return err
 			}
-			rec.setLease(process, h.sg.inflight(e.x.id), time.Time{}, now)
+			rec.setLease(process, h.sg.inflight(storedAccount(e.x.id)), time.Time{}, now)
 			if err := store.PutJSON(rctx, tx, store.Budgets, e.x.id, rec); err != nil {
 				return err
 			}
@@ -612,7 +612,7 @@ func (sg *spendGate) lockLeases(ids []string) (unlock func()) {
 	ids = slices.Compact(ids)
 	unlocks := make([]func(), len(ids))
 	for i, id := range ids {
-		unlocks[i] = sg.lockLease(id)
+		unlocks[i] = sg.lockLease(storedAccount(id))
 	}
 	return func() {
 		for i := len(unlocks) - 1; i >= 0; i-- {
