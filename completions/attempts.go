@@ -87,6 +87,10 @@ type plan struct {
 	// MockFailure fails (mock.go); mocked says its MockResponse answers it.
 	mockN  int
 	mocked bool
+
+	// admitted is the request's deadline context its admission made, for its calls to
+	// take over (requestdeadline.go); none once taken.
+	admitted keptDeadline
 }
 
 // prepare validates req, checks the caller's budget, loads the conversation and orders the
@@ -340,17 +344,19 @@ func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bo
 	if leased, st := g.spend.leasedAccounts(b); leased != nil {
 		// The leases of the requests in flight go in the transaction that reserves the call.
 		actx, cancel := p.withDeadline(ctx)
-		defer cancel()
 		left, hold, taken, err := g.spend.enterLeased(actx, b, leased, st, choice)
 		switch {
 		case err != nil && ctx.Err() == nil && deadlineHit(actx):
+			cancel()
 			return 0, fmt.Errorf("%w at this request's deadline (the budget's bound is kept by the cost of their answers): retry", ErrBudgetBusy)
 		case err != nil:
+			cancel()
 			if taken {
 				g.alertRefusal(ctx, p.scope, b, err)
 			}
 			return 0, err
 		}
+		p.keepDeadline(ctx, actx, cancel) // for the request's calls (withDeadline)
 		p.lease, p.release = hold, hold.release
 		return left, nil
 	}
@@ -360,6 +366,7 @@ func (g *Gateway) enterBudget(ctx context.Context, p *plan, b *Budget, choice bo
 	}
 	if left, err = b.reserveCall(ctx); err != nil {
 		release()
+		p.dropDeadline()
 		g.alertRefusal(ctx, p.scope, b, err)
 		return 0, err
 	}
@@ -389,15 +396,20 @@ func (g *Gateway) budgetUsable(ctx context.Context, scope Scope) error {
 
 // admitSpend admits p's request into its budget's spend gate, waiting at most until the
 // request's deadline: a request that could not start before it is refused without taking a
-// call (ErrBudgetBusy, a 429 the SDKs retry), rather than started with no time left.
+// call (ErrBudgetBusy, a 429 the SDKs retry), rather than started with no time left. The
+// deadline's context of an admitted request is kept for its calls (keepDeadline).
 func (g *Gateway) admitSpend(ctx context.Context, p *plan, b *Budget, choice bool) (release func(), err error) {
 	actx, cancel := p.withDeadline(ctx)
-	defer cancel()
 	release, err = g.spend.admit(actx, b, choice)
-	if err != nil && ctx.Err() == nil && deadlineHit(actx) {
-		return nil, fmt.Errorf("%w at this request's deadline (the budget's bound is kept by the cost of their answers): retry", ErrBudgetBusy)
+	if err != nil {
+		cancel()
+		if ctx.Err() == nil && deadlineHit(actx) {
+			return nil, fmt.Errorf("%w at this request's deadline (the budget's bound is kept by the cost of their answers): retry", ErrBudgetBusy)
+		}
+		return nil, err
 	}
-	return release, err
+	p.keepDeadline(ctx, actx, cancel)
+	return release, nil
 }
 
 // keepReasoning keeps the signed reasoning of a stateless answer with tool calls for the
@@ -485,21 +497,6 @@ func cutAttempt(ctx context.Context, t target, begin time.Time, lat int64, maxTo
 	}
 	return Attempt{Model: t.name, ModelGroup: t.group, Outcome: OutcomeCancelled, Kind: kind, Error: err.Error(), Err: err,
 		LatencyMS: lat, Started: begin, MaxTokens: maxTokens, SpanID: span}
-}
-
-// errRequestDeadline is the cause of a request's context ending at its deadline
-// (FaultPolicy.Timeout, Options.RequestTimeout).
-var errRequestDeadline = errors.New("request deadline reached")
-
-// withDeadline bounds ctx by the request's deadline.
-func (p *plan) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithDeadlineCause(ctx, p.timing.deadline, errRequestDeadline)
-}
-
-// deadlineHit reports whether ctx ended because the request's deadline passed (rather
-// than because the caller went away).
-func deadlineHit(ctx context.Context) bool {
-	return ctx.Err() != nil && errors.Is(context.Cause(ctx), errRequestDeadline)
 }
 
 // run tries the plan's targets in order, retrying retryable failures with backoff, until

@@ -430,9 +430,11 @@ func countContinuations(a []Attempt) int {
 }
 
 // ended counts a finished request out of its budget's spend gate, and its calls still in
-// flight out of their models' MaxParallel.
+// flight out of their models' MaxParallel, and stops the deadline's timer its admission
+// kept when no call took it over (keepDeadline).
 func (p *plan) ended() {
 	p.releaseHeld()
+	p.dropDeadline()
 	if p.release != nil {
 		p.release()
 	}

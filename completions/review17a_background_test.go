@@ -16,6 +16,12 @@ import (
 // startBackgroundScoped is startBackground under a given scope (a key's budget).
 func startBackgroundScoped(t *testing.T, g *Gateway, scope Scope, owner, body string) (*ResponseObject, error) {
 	t.Helper()
+	return startBackgroundCtx(t, context.Background(), g, scope, owner, body)
+}
+
+// startBackgroundCtx is startBackgroundScoped under the caller's context ctx.
+func startBackgroundCtx(t *testing.T, ctx context.Context, g *Gateway, scope Scope, owner, body string) (*ResponseObject, error) {
+	t.Helper()
 	var r ResponsesRequest
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		t.Fatal(err)
@@ -28,7 +34,7 @@ func startBackgroundScoped(t *testing.T, g *Gateway, scope Scope, owner, body st
 	if err != nil {
 		return nil, err
 	}
-	return g.StartBackgroundResponse(context.Background(), scope, owner, &r, req)
+	return g.StartBackgroundResponse(ctx, scope, owner, &r, req)
 }
 
 // TestReview17aBackgroundRefusedAtCreate: what is WRONG — StartBackgroundResponse does
