@@ -144,9 +144,38 @@ func (rs *realtimeSessions) wait(ctx context.Context) error {
 // errRealtimeShutdown is why the server closes a realtime session at shutdown.
 var errRealtimeShutdown = fmt.Errorf("%w: %w", context.Canceled, ErrShuttingDown)
 
+// errRealtimeCut is the cause a realtime session (or call) the server's shutdown ended is
+// recorded with (completions.RequestRecord.CutBy): it says what its client saw and
+// matches ErrShuttingDown.
+var errRealtimeCut error = realtimeCutError{}
+
+type realtimeCutError struct{}
+
+func (realtimeCutError) Error() string {
+	return "server: shutting down, it closed the realtime session (a WebSocket with 1001 going away, a call hung up) or refused it; open a new one"
+}
+
+func (realtimeCutError) Is(target error) bool { return target == ErrShuttingDown }
+
+// endRealtime ends sess with err and records it. A session the server's shutdown ended (err
+// matching ErrShuttingDown: closed as the shutdown began, refused while it ran, or its
+// request cut at the shutdown timeout) is ended under ctx cancelled with errRealtimeCut, as
+// a request the shutdown cut is, so that the gateway records it cut (RequestRecord.CutBy:
+// usage history outcome cut, a failure in the metrics) rather than cancelled as a client
+// that left.
+func endRealtime(ctx context.Context, sess *completions.RealtimeSession, err error) {
+	if errors.Is(err, ErrShuttingDown) {
+		cut, cancel := context.WithCancelCause(ctx)
+		cancel(errRealtimeCut)
+		ctx = cut
+	}
+	sess.End(ctx, err)
+}
+
 // CloseRealtimeSessions closes every realtime session being relayed (/v1/realtime), each
-// side told 1001 (going away) and each session recorded with the usage billed so far, and
-// refuses new ones (503) from now on. http.Server.Shutdown does not wait for WebSockets,
+// side told 1001 (going away) and each session recorded cut (RequestRecord.CutBy
+// errRealtimeCut) with the usage billed so far, hangs up the realtime calls watched, and
+// refuses new ones (503, recorded cut too) from now on. http.Server.Shutdown does not wait for WebSockets,
 // whose connections are hijacked: serve calls it when its shutdown begins
 // (http.Server.RegisterOnShutdown); Close calls it too.
 func (s *Server) CloseRealtimeSessions() { s.realtime.shutdown() }
@@ -301,7 +330,7 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	}
 	limits := realtimeLimits{idle: s.cfg.RealtimeSessionIdleTimeout, longest: s.cfg.RealtimeSessionMaxDuration}
 	err = rel.run(ctx, client, up, newRealtimeMeter(sess, endCtx).observe, gate, limits)
-	sess.End(endCtx, err)
+	endRealtime(endCtx, sess, err)
 	if errors.Is(err, errRealtimeSessionIdle) || errors.Is(err, errRealtimeSessionTooLong) {
 		s.log.InfoContext(ctx, "closed a realtime session at the gateway's limit", "model", sess.Model(), "why", err)
 	}
@@ -356,7 +385,7 @@ func (s *Server) admitRealtime(w http.ResponseWriter, r *http.Request, g *comple
 	}
 	rel := &realtimeRelay{done: make(chan struct{})}
 	if !s.realtime.add(rel) {
-		sess.End(context.WithoutCancel(r.Context()), errRealtimeShutdown)
+		endRealtime(context.WithoutCancel(r.Context()), sess, errRealtimeShutdown)
 		w.Header().Set("Retry-After", shutdownRetryAfter)
 		return nil, nil, Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; open the session again")
 	}

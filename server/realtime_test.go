@@ -447,8 +447,8 @@ func TestRealtimeUpstreamCloses(t *testing.T) {
 }
 
 // TestRealtimeShutdown: the server's shutdown closes an open session on both sides with
-// 1001 (going away), records it as cancelled with what it was billed, and refuses new
-// sessions with a 503.
+// 1001 (going away), records it cut (the server ended it, not its client) with what it was
+// billed, and refuses new sessions with a 503.
 func TestRealtimeShutdown(t *testing.T) {
 	hs, s, up := realtimeServer(t)
 	c, resp, err := dialRealtime(t, hs, "model=gpt-realtime", http.Header{"Authorization": {"Bearer " + testKey}})
@@ -472,7 +472,7 @@ func TestRealtimeShutdown(t *testing.T) {
 	}
 	up.mu.Unlock()
 	recs := realtimeRecords(t, s, testKey, 1)
-	if recs[0].Outcome != "cancelled" || recs[0].PromptTokens != 100 || recs[0].CostUSD <= 0 {
+	if recs[0].Outcome != usagelog.OutcomeCut || recs[0].PromptTokens != 100 || recs[0].CostUSD <= 0 {
 		t.Errorf("recorded %+v", recs[0])
 	}
 	_, resp, err = dialRealtime(t, hs, "model=gpt-realtime", http.Header{"Authorization": {"Bearer " + testKey}})

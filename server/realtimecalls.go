@@ -191,7 +191,7 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 		defer s.realtimeCalls.remove(callID)
 		defer s.unshareCall(endCtx, callID)
 		err := s.watchRealtimeCall(endCtx, sess, side, callID, rel)
-		sess.End(endCtx, err)
+		endRealtime(endCtx, sess, err)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			s.log.WarnContext(endCtx, "realtime call ended abnormally", "model", sess.Model(), "call_id", callID, "err", err)
 		}

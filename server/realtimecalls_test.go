@@ -273,7 +273,14 @@ func TestRealtimeCallWebRTC(t *testing.T) {
 	if h := up.hangUps(); h[0] != "rtc_2" {
 		t.Errorf("hung up %v, want rtc_2", h)
 	}
-	realtimeRecords(t, s, vk.Key, 2)
+	// The call the shutdown hung up is recorded cut (the server ended it), not cancelled.
+	outcomes := map[string]bool{}
+	for _, q := range realtimeRecords(t, s, vk.Key, 2) {
+		outcomes[q.Outcome] = true
+	}
+	if !outcomes["ok"] || !outcomes[usagelog.OutcomeCut] {
+		t.Errorf("the calls' outcomes %v, want ok and cut", outcomes)
+	}
 }
 
 // TestRealtimeCallRefusals: no offer, no model, a model outside the key's, a secret for
