@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,12 +77,13 @@ const (
 	lLiteLLMModel
 	lAPIBase
 	lProvider
+	lOwner
 	nLabels
 )
 
 var liteLLMLabelNames = [nLabels]string{"end_user", "hashed_api_key", "api_key_alias", "team", "team_alias", "user", "user_email",
 	"requested_model", "model", "model_id", "route", "client_ip", "user_agent", "status_code", "exception_status", "exception_class",
-	"litellm_model_name", "api_base", "api_provider"}
+	"litellm_model_name", "api_base", "api_provider", "owner"}
 
 // Each metric's labels in LiteLLM's order (litellm/types/integrations/prometheus.py).
 var (
@@ -97,9 +99,35 @@ var (
 	llDepTotal    = []int{lRequested, lLiteLLMModel, lModelID, lAPIBase, lProvider, lKeyHash, lKeyAlias, lTeam, lTeamAlias, lClientIP, lUserAgent}
 )
 
+// liteLLMLabels are the label indexes of each metric under LiteLLM's names but
+// litellm_deployment_state, in their order.
+type liteLLMLabels struct {
+	proxyTotal, proxyFailed, reqLatency, apiLatency, spend, tokens, perToken, depFailure, depTotal []int
+}
+
+// newLiteLLMLabels are LiteLLM's labels of each metric, with byOwner an "owner" label after
+// them in each that has a team label: a team id is its owner's choice, so two owners' teams
+// may share one ("eng"), and without it their requests, spend and tokens add up in one
+// series.
+func newLiteLLMLabels(byOwner bool) liteLLMLabels {
+	own := func(idx []int) []int {
+		if !byOwner || !slices.Contains(idx, lTeam) {
+			return idx
+		}
+		return append(idx[:len(idx):len(idx)], lOwner)
+	}
+	return liteLLMLabels{proxyTotal: own(llProxyTotal), proxyFailed: own(llProxyFailed), reqLatency: own(llReqLatency), apiLatency: own(llAPILatency),
+		spend: own(llSpend), tokens: own(llTokens), perToken: own(llPerToken), depFailure: own(llDepFailure), depTotal: own(llDepTotal)}
+}
+
 // liteLLMMetrics are the metrics under LiteLLM's names (EnableLiteLLM).
 type liteLLMMetrics struct {
 	opts LiteLLMOptions
+	// labels are each metric's labels: LiteLLM's, with "owner" after them where they
+	// name a team (Options.OwnerLabel).
+	labels liteLLMLabels
+	// byOwner sets the owner label (Options.OwnerLabel).
+	byOwner bool
 	// endUsers bounds the end_user values (LiteLLMOptions.EndUser).
 	endUsers *labelSet
 
@@ -178,28 +206,30 @@ func names(idx []int) []string {
 // /key/info answers as token), api_key_alias and team_alias its and its team's names
 // (RequestRecord.KeyAlias, TeamAlias); the labels Switchyard does not know (user_email,
 // route, client_ip, user_agent) are empty, as LiteLLM leaves a label it has no value for.
+// With Options.OwnerLabel every metric with a team label has an "owner" label after
+// LiteLLM's (a team id is its owner's choice: two owners' teams may share one).
 // Call it once, before requests are served; without it none of these series exist.
 func (m *Metrics) EnableLiteLLM(opts LiteLLMOptions) {
-	l := &liteLLMMetrics{opts: opts, endUsers: newLabelSet(MaxEndUserLabels)}
+	l := &liteLLMMetrics{opts: opts, endUsers: newLabelSet(MaxEndUserLabels), labels: newLiteLLMLabels(m.opts.OwnerLabel), byOwner: m.opts.OwnerLabel}
 	counter := func(name, help string, idx []int) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, names(idx))
 	}
 	histogram := func(name, help string, idx []int, buckets []float64) *prometheus.HistogramVec {
 		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, names(idx))
 	}
-	l.proxyTotal = counter("litellm_proxy_total_requests_metric_total", "Total number of requests made to the proxy server - track number of client side requests", llProxyTotal)
-	l.proxyFailed = counter("litellm_proxy_failed_requests_metric_total", "Total number of failed responses from proxy - the client did not get a success response from the proxy", llProxyFailed)
-	l.spend = counter("litellm_spend_metric_total", "Total spend on LLM requests (USD, from the price catalogue)", llSpend)
-	l.totalTokens = counter("litellm_total_tokens_metric_total", "Total number of input + output tokens from LLM requests", llTokens)
-	l.inputTokens = counter("litellm_input_tokens_metric_total", "Total number of input tokens from LLM requests", llTokens)
-	l.outputTokens = counter("litellm_output_tokens_metric_total", "Total number of output tokens from LLM requests", llTokens)
-	l.reqLatency = histogram("litellm_request_total_latency_metric", "Total latency (seconds) for a request to the proxy", llReqLatency, liteLLMBuckets)
-	l.apiLatency = histogram("litellm_llm_api_latency_metric", "Total latency (seconds) for a models LLM API call", llAPILatency, liteLLMBuckets)
-	l.ttft = histogram("litellm_llm_api_time_to_first_token_metric", "Time to first token for a models LLM API call (streams)", llAPILatency, liteLLMBuckets)
-	l.perToken = histogram("litellm_deployment_latency_per_output_token", "LLM Deployment Analytics - Latency per output token", llPerToken, prometheus.DefBuckets)
-	l.depSuccess = counter("litellm_deployment_success_responses_total", "LLM Deployment Analytics - Total number of successful LLM API calls", llDepTotal)
-	l.depFailure = counter("litellm_deployment_failure_responses_total", "LLM Deployment Analytics - Total number of failed LLM API calls for a specific LLM deployment. exception_status is the status of the exception from the llm api", llDepFailure)
-	l.depTotal = counter("litellm_deployment_total_requests_total", "LLM Deployment Analytics - Total number of LLM API calls - success + failure", llDepTotal)
+	l.proxyTotal = counter("litellm_proxy_total_requests_metric_total", "Total number of requests made to the proxy server - track number of client side requests", l.labels.proxyTotal)
+	l.proxyFailed = counter("litellm_proxy_failed_requests_metric_total", "Total number of failed responses from proxy - the client did not get a success response from the proxy", l.labels.proxyFailed)
+	l.spend = counter("litellm_spend_metric_total", "Total spend on LLM requests (USD, from the price catalogue)", l.labels.spend)
+	l.totalTokens = counter("litellm_total_tokens_metric_total", "Total number of input + output tokens from LLM requests", l.labels.tokens)
+	l.inputTokens = counter("litellm_input_tokens_metric_total", "Total number of input tokens from LLM requests", l.labels.tokens)
+	l.outputTokens = counter("litellm_output_tokens_metric_total", "Total number of output tokens from LLM requests", l.labels.tokens)
+	l.reqLatency = histogram("litellm_request_total_latency_metric", "Total latency (seconds) for a request to the proxy", l.labels.reqLatency, liteLLMBuckets)
+	l.apiLatency = histogram("litellm_llm_api_latency_metric", "Total latency (seconds) for a models LLM API call", l.labels.apiLatency, liteLLMBuckets)
+	l.ttft = histogram("litellm_llm_api_time_to_first_token_metric", "Time to first token for a models LLM API call (streams)", l.labels.apiLatency, liteLLMBuckets)
+	l.perToken = histogram("litellm_deployment_latency_per_output_token", "LLM Deployment Analytics - Latency per output token", l.labels.perToken, prometheus.DefBuckets)
+	l.depSuccess = counter("litellm_deployment_success_responses_total", "LLM Deployment Analytics - Total number of successful LLM API calls", l.labels.depTotal)
+	l.depFailure = counter("litellm_deployment_failure_responses_total", "LLM Deployment Analytics - Total number of failed LLM API calls for a specific LLM deployment. exception_status is the status of the exception from the llm api", l.labels.depFailure)
+	l.depTotal = counter("litellm_deployment_total_requests_total", "LLM Deployment Analytics - Total number of LLM API calls - success + failure", l.labels.depTotal)
 	l.depState = &deploymentStates{breakers: opts.BreakerStates, last: map[[4]string]deploymentState{}}
 	l.budgets = newBudgetGauges(opts.AccountExists, m.opts.OwnerLabel)
 	m.reg.MustRegister(l.proxyTotal, l.proxyFailed, l.spend, l.totalTokens, l.inputTokens, l.outputTokens, l.reqLatency, l.apiLatency, l.ttft,
@@ -231,6 +261,9 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	var buf [16]string
 	v[lKeyHash], v[lTeam], v[lUser] = r.KeyID, r.TeamID, r.UserID
 	v[lKeyAlias], v[lTeamAlias] = r.KeyAlias, r.TeamAlias
+	if l.byOwner {
+		v[lOwner] = m.owners.value(r.Owner, nil) // the switchyard_* series' owner values
+	}
 	if l.opts.EndUser && r.EndUser != "" {
 		v[lEndUser] = l.endUsers.value(r.EndUser, nil)
 	}
@@ -258,9 +291,9 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		// The spend and tokens of an answer, and what a request that ended without one was
 		// billed (a stream cut midway, its client gone, an answer a guardrail blocked): the
 		// key's spend counts them, so the spend metric does too.
-		l.spend.WithLabelValues(pick(buf[:], &v, llSpend)...).Add(r.Usage.Costs.Spent())
+		l.spend.WithLabelValues(pick(buf[:], &v, l.labels.spend)...).Add(r.Usage.Costs.Spent())
 		in, out := float64(r.Usage.PromptTokens), float64(r.Usage.CompletionTokens)
-		tok := pick(buf[:], &v, llTokens)
+		tok := pick(buf[:], &v, l.labels.tokens)
 		l.totalTokens.WithLabelValues(tok...).Add(in + out)
 		l.inputTokens.WithLabelValues(tok...).Add(in)
 		l.outputTokens.WithLabelValues(tok...).Add(out)
@@ -270,13 +303,13 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	}
 	if ok {
 		v[lStatus] = "200"
-		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
-		l.reqLatency.WithLabelValues(pick(buf[:], &v, llReqLatency)...).Observe(r.Latency.Seconds())
+		l.proxyTotal.WithLabelValues(pick(buf[:], &v, l.labels.proxyTotal)...).Inc()
+		l.reqLatency.WithLabelValues(pick(buf[:], &v, l.labels.reqLatency)...).Observe(r.Latency.Seconds())
 		if r.Stream && r.TTFT > 0 {
-			l.ttft.WithLabelValues(pick(buf[:], &v, llAPILatency)...).Observe(r.TTFT.Seconds())
+			l.ttft.WithLabelValues(pick(buf[:], &v, l.labels.apiLatency)...).Observe(r.TTFT.Seconds())
 		}
 		if n := len(r.Attempts); n > 0 && r.Attempts[n-1].Outcome == completions.OutcomeOK {
-			l.apiLatency.WithLabelValues(pick(buf[:], &v, llAPILatency)...).Observe(float64(r.Attempts[n-1].LatencyMS) / 1000)
+			l.apiLatency.WithLabelValues(pick(buf[:], &v, l.labels.apiLatency)...).Observe(float64(r.Attempts[n-1].LatencyMS) / 1000)
 		}
 	} else if cut {
 		// The server's 503 asking to retry: LiteLLM's class for it, without a provider's
@@ -284,8 +317,8 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		v[lExcStatus] = "503"
 		v[lExcClass] = "ServiceUnavailableError"
 		v[lStatus] = answeredStatus(&r, v[lExcStatus])
-		l.proxyFailed.WithLabelValues(pick(buf[:], &v, llProxyFailed)...).Inc()
-		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
+		l.proxyFailed.WithLabelValues(pick(buf[:], &v, l.labels.proxyFailed)...).Inc()
+		l.proxyTotal.WithLabelValues(pick(buf[:], &v, l.labels.proxyTotal)...).Inc()
 	} else {
 		status := l.status(r.Err)
 		if status == 401 {
@@ -294,8 +327,8 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		v[lExcStatus] = strconv.Itoa(status)
 		v[lExcClass] = exceptionClass(r.Err, status, l.provider(answered))
 		v[lStatus] = answeredStatus(&r, v[lExcStatus])
-		l.proxyFailed.WithLabelValues(pick(buf[:], &v, llProxyFailed)...).Inc()
-		l.proxyTotal.WithLabelValues(pick(buf[:], &v, llProxyTotal)...).Inc()
+		l.proxyFailed.WithLabelValues(pick(buf[:], &v, l.labels.proxyFailed)...).Inc()
+		l.proxyTotal.WithLabelValues(pick(buf[:], &v, l.labels.proxyTotal)...).Inc()
 	}
 	// The deployments called: one LiteLLM "LLM API call" per attempt.
 	baseModel := answered
@@ -321,14 +354,14 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		}
 		state := 0.0
 		if a.Outcome == completions.OutcomeOK {
-			l.depSuccess.WithLabelValues(pick(buf[:], &v, llDepTotal)...).Inc()
+			l.depSuccess.WithLabelValues(pick(buf[:], &v, l.labels.depTotal)...).Inc()
 			// LiteLLM's per-token latency: a stream's time to first token, else the call's.
 			lat := time.Duration(a.LatencyMS) * time.Millisecond
 			if r.Stream && r.TTFT > 0 && i == len(r.Attempts)-1 {
 				lat = r.TTFT
 			}
 			if out := r.Usage.CompletionTokens; out > 0 && i == len(r.Attempts)-1 {
-				l.perToken.WithLabelValues(pick(buf[:], &v, llPerToken)...).Observe(lat.Seconds() / float64(out))
+				l.perToken.WithLabelValues(pick(buf[:], &v, l.labels.perToken)...).Observe(lat.Seconds() / float64(out))
 			}
 		} else {
 			state = 1
@@ -338,9 +371,9 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 				v[lExcStatus] = strconv.Itoa(status)
 			}
 			v[lExcClass] = exceptionClass(a.Err, status, v[lProvider])
-			l.depFailure.WithLabelValues(pick(buf[:], &v, llDepFailure)...).Inc()
+			l.depFailure.WithLabelValues(pick(buf[:], &v, l.labels.depFailure)...).Inc()
 		}
-		l.depTotal.WithLabelValues(pick(buf[:], &v, llDepTotal)...).Inc()
+		l.depTotal.WithLabelValues(pick(buf[:], &v, l.labels.depTotal)...).Inc()
 		l.depState.set([4]string{v[lLiteLLMModel], v[lModelID], v[lAPIBase], v[lProvider]}, a.Model, state)
 	}
 }

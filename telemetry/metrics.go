@@ -19,9 +19,11 @@ const MaxModelLabels = 200
 // Options configure New. The zero value is ready to use.
 type Options struct {
 	// OwnerLabel adds an "owner" label (the API key's id) to the gateway's request and
-	// cost counters, and to the budget gauges under LiteLLM's names (EnableLiteLLM), where
-	// it tells apart teams of different owners sharing an id. Off by default: one series
-	// per key and model can be many.
+	// cost counters, and under LiteLLM's names (EnableLiteLLM) to the budget gauges and
+	// to every metric with a team label, where it tells apart teams of different owners
+	// sharing an id (a team id is its owner's choice). Without it those teams' requests,
+	// spend and tokens add up in one series, and their budget gauges show the team
+	// charged last. Off by default: one series per key and model can be many.
 	OwnerLabel bool
 	// MaxOwnerLabels bounds distinct owner values when OwnerLabel is set (default 100).
 	MaxOwnerLabels int
