@@ -19,6 +19,7 @@ func TestRecordCutByServer(t *testing.T) {
 		want  error
 	}{
 		{"shutdown", shuttingDown, shuttingDown},
+		{"gateway closed", ErrGatewayClosed, ErrGatewayClosed},
 		{"caller left", nil, nil},
 		{"background cancelled", errBackgroundCancelled, nil},
 	} {

@@ -293,7 +293,7 @@ func recordRefusals(g *completions.Gateway, op string, h func(http.ResponseWrite
 			asked = info.askedModel
 		}
 		if answered != nil && !recorded.Load() {
-			g.ObserveRefusedAsking(r.Context(), completionsScope(r, received), op, false, asked, answered)
+			g.ObserveRefusedAsking(cutRefusalContext(r.Context(), answered), completionsScope(r, received), op, false, asked, answered)
 		}
 		return err
 	}
@@ -616,6 +616,8 @@ func completionsError(err error) *APIError {
 		return ae // the key's per-model limits, in LiteLLM's words
 	}
 	switch {
+	case errors.Is(err, completions.ErrGatewayClosed):
+		return gatewayClosedRefusal()
 	case errors.As(err, &cf):
 		ae := Errorf(http.StatusBadRequest, KindContentFiltered, "%v", cf)
 		ae.Extra = map[string]any{"attempts": cf.Attempts}

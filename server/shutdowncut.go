@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/switchyard-ai/switchyard/completions"
 )
 
 // ErrShuttingDown is the cause to cancel the requests' contexts with when a graceful shutdown
@@ -32,4 +34,28 @@ func (s *Server) cutAtShutdown(w http.ResponseWriter, r *http.Request, err error
 	e.Retryable = true
 	s.respondError(w, r, e, nil)
 	return true
+}
+
+// gatewayClosedRefusal is the answer to a request the gateway refused because it is closed
+// (completions.ErrGatewayClosed; serve closes it at shutdown, after the HTTP server
+// stopped): the server's shutdown refused it, so, as a request it cuts, a 503 with
+// Retry-After asking to send it again.
+func gatewayClosedRefusal() *APIError {
+	ae := Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down and no longer takes this request; retry it")
+	ae.Retryable = true
+	ae.Header = http.Header{"Retry-After": {shutdownRetryAfter}}
+	return ae
+}
+
+// cutRefusalContext is the context to record the refusal of a request answered err with:
+// ctx, or for one the closed gateway refused (completions.ErrGatewayClosed) ctx cancelled
+// with that cause, so that the gateway records it cut (RequestRecord.CutBy: outcome cut, a
+// 503 failure in the metrics) as a request the shutdown cut, not a failure of its own.
+func cutRefusalContext(ctx context.Context, err error) context.Context {
+	if !errors.Is(err, completions.ErrGatewayClosed) {
+		return ctx
+	}
+	cut, cancel := context.WithCancelCause(ctx)
+	cancel(completions.ErrGatewayClosed)
+	return cut
 }

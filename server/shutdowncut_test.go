@@ -157,3 +157,57 @@ func TestShutdownCutStartedStreamStatus(t *testing.T) {
 	}
 
 }
+
+// TestGatewayClosedRequestIsCut: a request arriving after the gateway closed (serve closes
+// it at shutdown, once the HTTP server stopped: a background response asked for then,
+// completions.ErrGatewayClosed) was answered a 500 "internal error", recorded error; the
+// server's shutdown refused it, as it cuts a request, so it gets a 503 with Retry-After
+// asking to retry, is recorded cut, and counts in LiteLLM's proxy counters with status 503
+// and the proxy's own ServiceUnavailableError, no deployment called.
+func TestGatewayClosedRequestIsCut(t *testing.T) {
+	up := httptest.NewServer(&fakeOpenAIUpstream{})
+	t.Cleanup(up.Close)
+	reg := providers.NewRegistry(providers.NewOpenAI(providers.Config{Name: "up", BaseURL: up.URL + "/v1", APIKey: "sk-up"}))
+	st := newTestStore(t)
+	rec := usagelog.New(usagelog.Options{})
+	m := telemetry.New(telemetry.Options{StatusOf: ErrorStatus})
+	m.EnableLiteLLM(telemetry.LiteLLMOptions{StatusOf: ErrorStatus})
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog(), Store: st, Observer: completions.Observers{rec, m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Config{Store: st}, nil)
+	for _, o := range []Option{Completions(g), Usage(rec)} {
+		if err := o(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	if err := g.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", hs.URL+"/v1/responses", strings.NewReader(`{"model":"up/ok","input":"hi","background":true}`))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "shutting down") {
+		t.Errorf("a background response asked for after the gateway closed: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if q := realtimeRecords(t, s, testKey, 1)[0]; q.Outcome != usagelog.OutcomeCut || len(q.Attempts) != 0 {
+		t.Errorf("recorded %+v, want outcome cut, no attempt", q)
+	}
+	if f := series(t, m, "litellm_proxy_failed_requests_metric_total", map[string]string{}); labelValue(f, "exception_status") != "503" || labelValue(f, "exception_class") != "ServiceUnavailableError" {
+		t.Errorf("litellm_proxy_failed_requests_metric_total: exception_status %q exception_class %q, want 503 ServiceUnavailableError", labelValue(f, "exception_status"), labelValue(f, "exception_class"))
+	}
+	if f := series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{}); labelValue(f, "status_code") != "503" {
+		t.Errorf("litellm_proxy_total_requests_metric_total: status_code %q, want 503", labelValue(f, "status_code"))
+	}
+	if n := seriesCount(t, m, "litellm_deployment_total_requests_total"); n != 0 {
+		t.Errorf("litellm_deployment_total_requests_total: %d series, want none (no deployment was called)", n)
+	}
+}
