@@ -31,7 +31,7 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	stream := strconv.FormatBool(r.Stream)
 	op := operationName(r)
 	requested := m.requestedLabel(&r, ok)
-	gw := []string{op, provider, model, r.Outcome, stream, requested}
+	gw := []string{op, provider, model, outcomeLabel(&r), stream, requested}
 	cost := []string{provider, model, requested}
 	if m.opts.OwnerLabel {
 		o := m.owners.value(r.Owner, nil)
@@ -81,6 +81,20 @@ func (m *Metrics) ObserveRequest(_ context.Context, r completions.RequestRecord)
 	}
 }
 
+// outcomeCut is the outcome label of a request the server itself cut (RequestRecord.CutBy:
+// its graceful shutdown), which the gateway records cancelled: its client was answered a
+// 503 (or a stream's error event) asking to retry, a failure, unlike one that left. The
+// usage history says the same (usagelog.OutcomeCut).
+const outcomeCut = "cut"
+
+// outcomeLabel is r's outcome label: its Outcome, cut for a request the server cut.
+func outcomeLabel(r *completions.RequestRecord) string {
+	if r.Outcome == completions.RequestCancelled && r.CutBy != nil {
+		return outcomeCut
+	}
+	return r.Outcome
+}
+
 // requestedLabel is r's requested_model label: the model group, alias or "provider/model"
 // the caller asked for (RequestRecord.ModelGroup; of a request naming several models, the
 // first it was tried with), bounded as the model labels are (its value is one of theirs: a
@@ -119,7 +133,7 @@ func (m *Metrics) errorType(r *completions.RequestRecord) string {
 		return r.Attempts[n-1].Kind
 	}
 	if r.Err == nil || r.Outcome != completions.RequestFailed {
-		return r.Outcome
+		return outcomeLabel(r)
 	}
 	if errors.Is(r.Err, completions.ErrBudgetExceeded) {
 		return "budget_exceeded"

@@ -105,7 +105,7 @@ func New(opts Options) *Metrics {
 	}
 	latency := []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 20, 40, 80}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "switchyard_gateway_requests_total",
-		Help: "Completion requests the gateway accepted, by the model that answered (gen_ai_request_model; the first asked when none did) and the model or model group the caller asked for (requested_model), outcome (ok, error, stream_error, content_filter, guardrail_blocked, cancelled) and error_type (empty when ok: the last attempt's error kind, or for a request refused before any model was called budget_exceeded, rate_limited or the status it was answered with)."},
+		Help: "Completion requests the gateway accepted, by the model that answered (gen_ai_request_model; the first asked when none did) and the model or model group the caller asked for (requested_model), outcome (ok, error, stream_error, content_filter, guardrail_blocked, cancelled: its client left, cut: the server's shutdown cut it) and error_type (empty when ok: the last attempt's error kind, or for a request refused before any model was called budget_exceeded, rate_limited or the status it was answered with)."},
 		append([]string{"error_type"}, gw...))
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gen_ai_client_operation_duration_seconds",
 		Help: "GenAI operation duration: a completion request from arrival to its last byte, retries and fallbacks included, by the model that answered (gen_ai_request_model) and the model or model group asked for (requested_model).", Buckets: latency}, gw)
