@@ -56,3 +56,21 @@ func TestGatewayRequestsCutOutcome(t *testing.T) {
 		t.Errorf("gen_ai_client_operation_duration_seconds outcome by model %v, want %v", durations, wantD)
 	}
 }
+
+// TestCutRequestSpanOutcome: the span of a request the server's shutdown cut reads
+// switchyard.outcome cut and error.type cut (no attempt kind to give), its status an error
+// saying cut; one whose client left still reads cancelled.
+func TestCutRequestSpanOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		cutBy error
+		want  string
+	}{{errors.New("server: shutting down"), "cut"}, {nil, "cancelled"}} {
+		r := completions.RequestRecord{Outcome: completions.RequestCancelled, CutBy: tc.cutBy, Err: context.Canceled, Requested: "openai/gpt-4o", Start: time.Now()}
+		sp := chatSpanStub(t, observedSpans(t, TracingOptions{}, r))
+		outcome, _ := attrOf(sp.Attributes, "switchyard.outcome")
+		errType, _ := attrOf(sp.Attributes, "error.type")
+		if outcome.AsString() != tc.want || errType.AsString() != tc.want || sp.Status.Description != tc.want {
+			t.Errorf("CutBy %v: switchyard.outcome %q, error.type %q, status %q; want %s", tc.cutBy, outcome.AsString(), errType.AsString(), sp.Status.Description, tc.want)
+		}
+	}
+}

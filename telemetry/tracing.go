@@ -229,7 +229,7 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 		trace.WithAttributes(
 			attribute.String("gen_ai.operation.name", op),
 			attribute.String("gen_ai.request.model", asked),
-			attribute.String("switchyard.outcome", r.Outcome),
+			attribute.String("switchyard.outcome", outcomeLabel(&r)),
 			attribute.Bool("switchyard.stream", r.Stream),
 			attribute.Int("switchyard.attempts", len(r.Attempts)),
 		))
@@ -259,7 +259,7 @@ func (t *Tracing) ObserveRequest(ctx context.Context, r completions.RequestRecor
 			span.SetAttributes(attribute.Float64("gen_ai.server.time_to_first_token", r.TTFT.Seconds()))
 		}
 	} else {
-		span.SetStatus(codes.Error, r.Outcome)
+		span.SetStatus(codes.Error, outcomeLabel(&r))
 		if r.Err != nil {
 			span.SetAttributes(attribute.String("error.type", errorType(r)))
 		}
@@ -340,7 +340,7 @@ func errorType(r completions.RequestRecord) string {
 	if n := len(r.Attempts); n > 0 && r.Attempts[n-1].Kind != "" {
 		return r.Attempts[n-1].Kind
 	}
-	return r.Outcome
+	return outcomeLabel(&r)
 }
 
 func cutModel(m string) (provider, model string, ok bool) {
