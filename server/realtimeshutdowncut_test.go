@@ -85,8 +85,8 @@ func TestRealtimeSessionCutAtShutdown(t *testing.T) {
 	if f := series(t, m, "litellm_proxy_failed_requests_metric_total", map[string]string{"exception_status": "503", "exception_class": "ServiceUnavailableError"}); f.GetCounter().GetValue() != 1 {
 		t.Errorf("litellm_proxy_failed_requests_metric_total = %v, want 1", f.GetCounter().GetValue())
 	}
-	if f := series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{"status_code": "200"}); f.GetCounter().GetValue() != 1 {
-		t.Errorf("litellm_proxy_total_requests_metric_total{status_code=200} = %v, want 1", f.GetCounter().GetValue())
+	if f := series(t, m, "litellm_proxy_total_requests_metric_total", map[string]string{"status_code": "503"}); f.GetCounter().GetValue() != 1 {
+		t.Errorf("litellm_proxy_total_requests_metric_total{status_code=503} = %v, want 1 (the failure's status, as LiteLLM labels it)", f.GetCounter().GetValue())
 	}
 	if n := seriesCount(t, m, "litellm_deployment_failure_responses_total"); n != 0 {
 		t.Errorf("litellm_deployment_failure_responses_total has %d series: the deployment did not fail", n)

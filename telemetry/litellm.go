@@ -314,9 +314,9 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 	} else if cut {
 		// The server's 503 asking to retry: LiteLLM's class for it, without a provider's
 		// prefix as the proxy's own (an upstream's 503 reads "Openai.ServiceUnavailableError").
-		v[lExcStatus] = "503"
+		v[lStatus] = "503"
+		v[lExcStatus] = v[lStatus]
 		v[lExcClass] = "ServiceUnavailableError"
-		v[lStatus] = answeredStatus(&r, v[lExcStatus])
 		l.proxyFailed.WithLabelValues(pick(buf[:], &v, l.labels.proxyFailed)...).Inc()
 		l.proxyTotal.WithLabelValues(pick(buf[:], &v, l.labels.proxyTotal)...).Inc()
 	} else {
@@ -324,9 +324,12 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		if status == 401 {
 			return // LiteLLM leaves requests with an invalid key out of its metrics
 		}
-		v[lExcStatus] = strconv.Itoa(status)
+		// status_code is the failure's status even for a stream whose 200 was sent before
+		// it failed (an error event after it), as LiteLLM's post_call_failure_hook labels it,
+		// so that dashboards built on status_code count it as a failure.
+		v[lStatus] = strconv.Itoa(status)
+		v[lExcStatus] = v[lStatus]
 		v[lExcClass] = exceptionClass(r.Err, status, l.provider(answered))
-		v[lStatus] = answeredStatus(&r, v[lExcStatus])
 		l.proxyFailed.WithLabelValues(pick(buf[:], &v, l.labels.proxyFailed)...).Inc()
 		l.proxyTotal.WithLabelValues(pick(buf[:], &v, l.labels.proxyTotal)...).Inc()
 	}
@@ -376,45 +379,6 @@ func (l *liteLLMMetrics) observe(m *Metrics, r completions.RequestRecord) {
 		l.depTotal.WithLabelValues(pick(buf[:], &v, l.labels.depTotal)...).Inc()
 		l.depState.set([4]string{v[lLiteLLMModel], v[lModelID], v[lAPIBase], v[lProvider]}, a.Model, state)
 	}
-}
-
-// answeredStatus is the status_code of failed request r, whose failure's status is failed:
-// "200" when its client had already been answered a success when it failed — a stream past
-// its first fragment (outcome stream_error, or cut with a fragment delivered), its 200 sent
-// and the failure an error event after it, or a realtime session opened (its WebSocket
-// upgraded, its call answered) and then closed — else failed, the status it was answered.
-// LiteLLM labels both with the exception's status; status_code here is what the client
-// got, and exception_status (litellm_proxy_failed_requests_metric) the failure's.
-func answeredStatus(r *completions.RequestRecord, failed string) string {
-	if answerStarted(r) {
-		return "200"
-	}
-	return failed
-}
-
-// answerStarted reports whether r's client had been answered a success (its headers sent)
-// before r failed: see answeredStatus.
-func answerStarted(r *completions.RequestRecord) bool {
-	switch {
-	case r.Outcome == completions.RequestStreamFailed:
-		return true // broke after its first fragment
-	case !r.Stream:
-		return false
-	case r.Operation == completions.OperationRealtime:
-		// Ended by the server or its client (a failure's record does not say whether the
-		// upgrade came first) after it opened: a member's handshake (or call) succeeded and
-		// the session was upgraded; one refused at shutdown before its dial has no attempt.
-		if r.Outcome != completions.RequestCancelled {
-			return false
-		}
-		for _, a := range r.Attempts {
-			if a.Outcome == completions.OutcomeOK {
-				return true
-			}
-		}
-		return false
-	}
-	return r.TTFT > 0 || r.Partial != nil
 }
 
 // callerLeft reports whether attempt a ended because its caller went away (Kind
