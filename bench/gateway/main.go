@@ -292,6 +292,7 @@ func external() {
 	if *mode == "library" {
 		log.Fatal("-mode library needs the in-process setup (no -serve-bin)")
 	}
+	stopChildrenOnInterrupt()
 	mc, upURL := startMockProcess()
 	defer mc.stop()
 	var sc *child

@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -21,8 +24,9 @@ import (
 
 // child is a process this program started.
 type child struct {
-	name string
-	cmd  *exec.Cmd
+	name     string
+	cmd      *exec.Cmd
+	stopOnce sync.Once
 }
 
 // cpu is the user+system CPU time the child has used so far (from /proc/<pid>/stat).
@@ -40,16 +44,80 @@ func (c *child) cpu() time.Duration {
 	return time.Duration(ut+st) * time.Second / ticks
 }
 
+// stop interrupts the child's process group (the child and what it started: a `go run`
+// child's program) and waits for the child; a group not gone within stopGrace is killed.
 func (c *child) stop() {
-	c.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		c.cmd.Process.Kill()
-		<-done
-	}
+	c.stopOnce.Do(func() {
+		forget(c)
+		done := make(chan struct{})
+		go func() { c.cmd.Wait(); close(done) }()
+		if err := interruptGroup(c.cmd.Process); err != nil {
+			killGroup(c.cmd.Process) // no interrupt to send (Windows)
+		}
+		deadline := time.NewTimer(stopGrace)
+		defer deadline.Stop()
+		select {
+		case <-done:
+		case <-deadline.C:
+			killGroup(c.cmd.Process)
+			<-done
+			return
+		}
+		// The child is gone; what it started gets the rest of the time to stop too.
+		for groupAlive(c.cmd.Process) {
+			select {
+			case <-deadline.C:
+				killGroup(c.cmd.Process)
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// stopGrace is how long stop waits for a child's process group to end before killing it.
+var stopGrace = 5 * time.Second
+
+// running are the children started and not yet stopped: an interrupt of this program
+// stops them, since in process groups of their own the terminal's Ctrl-C reaches only it.
+var running = struct {
+	sync.Mutex
+	children map[*child]bool
+}{children: map[*child]bool{}}
+
+// started records c among the running children and returns it.
+func started(c *child) *child {
+	running.Lock()
+	defer running.Unlock()
+	running.children[c] = true
+	return c
+}
+
+func forget(c *child) {
+	running.Lock()
+	defer running.Unlock()
+	delete(running.children, c)
+}
+
+// stopChildrenOnInterrupt stops the running children and exits when this program is
+// interrupted (Ctrl-C) or terminated.
+func stopChildrenOnInterrupt() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		running.Lock()
+		var cs []*child
+		for c := range running.children {
+			cs = append(cs, c)
+		}
+		running.Unlock()
+		for _, c := range cs {
+			c.stop()
+		}
+		fmt.Fprintf(os.Stderr, "%s: stopped %d child processes\n", s, len(cs))
+		os.Exit(130)
+	}()
 }
 
 // withCPUs prefixes argv with taskset when cpus is set.
@@ -59,6 +127,7 @@ func withCPUs(cpus string, argv ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	dieWithParent(cmd)
+	ownProcessGroup(cmd)
 	return cmd
 }
 
@@ -98,7 +167,7 @@ func startRole(name, cpus string, args ...string) (*child, string) {
 	if err != nil {
 		log.Fatalf("%s process: %v", name, err)
 	}
-	return &child{name: name, cmd: cmd}, "http://" + strings.TrimSpace(line)
+	return started(&child{name: name, cmd: cmd}), "http://" + strings.TrimSpace(line)
 }
 
 // startServeProcess starts `switchyard serve` against the mock and waits for /healthz.
@@ -124,7 +193,7 @@ func startServeProcess(mockURL string) (*child, string, func()) {
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
-	c := &child{name: "serve", cmd: cmd}
+	c := started(&child{name: "serve", cmd: cmd})
 	url := "http://" + addr
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
