@@ -181,3 +181,37 @@ func TestChatModelGroup(t *testing.T) {
 		t.Errorf("messages sent per turn %v, want [1 2 4]", seen)
 	}
 }
+
+// Several -m models of which one has no provider (a model group, a deployment or a
+// catalogued OpenAI name) are asked through the OpenAI-compatible route, as one alone is:
+// the first, then the others in order as fallbacks, then --fallback's; stderr says so. The
+// native route, which ranks several -m models, takes provider/model names only and refused
+// them.
+func TestChatSeveralModelsWithABareName(t *testing.T) {
+	url := chatServerOver(t, fakeOpenAIUpstream(t).URL, map[string]completions.ModelGroup{"broken": {Models: []string{"down/any"}}})
+	for _, args := range [][]string{
+		{"-m", "broken", "-m", "openai/gpt-4o-mini"},
+		{"-m", "broken", "-m", "gpt-4o-mini"},
+		{"-m", "broken,down/other", "--fallback", "openai/gpt-4o-mini"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errOut := cli(t, append([]string{"chat", "--url", url, "--key", cliKey}, append(args, "Say", "hello")...)...)
+			if code != 0 {
+				t.Fatalf("code %d, stderr %q", code, errOut)
+			}
+			if out != "Hello from the fake upstream\n" {
+				t.Errorf("stdout %q", out)
+			}
+			for _, want := range []string{"through /v1/chat/completions: broken first", "[broken", "after down/any ", "gpt-4o-mini", "12 tokens (7 in, 5 out)"} {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("stderr %q lacks %q", errOut, want)
+				}
+			}
+		})
+	}
+	// Provider/model names only still go to the native route (ranked there).
+	code, _, errOut := cli(t, "chat", "--url", url, "--key", cliKey, "-m", "down/any", "-m", "openai/gpt-4o-mini", "Say", "hello")
+	if code != 0 || strings.Contains(errOut, "/v1/chat/completions") || !strings.Contains(errOut, "[openai/gpt-4o-mini") {
+		t.Errorf("provider/model names: code %d, stderr %q", code, errOut)
+	}
+}
