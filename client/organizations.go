@@ -358,11 +358,38 @@ func orgMemberBody(id, user string) map[string]any {
 // UpdateOrganizationMember changes the role of user (a user id, or an address when it
 // holds '@') in the organization id and returns the membership.
 func (c *Client) UpdateOrganizationMember(ctx context.Context, id, user, role string) (*OrganizationMember, error) {
+	return c.UpdateOrganizationMembership(ctx, id, user, &OrganizationMembershipUpdate{Role: &role})
+}
+
+// OrganizationMembershipUpdate changes a member of an organization (PATCH
+// /organization/member_update): the fields set replace the membership's; the others stay.
+type OrganizationMembershipUpdate struct {
+	// Role is the member's new role: OrgAdmin, OrgInternalUser or OrgInternalUserViewer.
+	Role *string
+	// MaxBudgetUSD is the member's new max_budget_in_organization: USD its keys of the
+	// organization (its own and its teams') may spend together, what they spent kept; 0
+	// blocks them. A bound once set is changed, never removed (LiteLLM's member_update
+	// has no way to either): a larger one lifts it.
+	MaxBudgetUSD *float64
+}
+
+// UpdateOrganizationMembership changes the role and/or the budget of user (a user id, or
+// an address when it holds '@') in the organization id and returns the membership. An
+// update that sets nothing is refused with ErrInvalid before any request.
+func (c *Client) UpdateOrganizationMembership(ctx context.Context, id, user string, u *OrganizationMembershipUpdate) (*OrganizationMember, error) {
 	if id == "" || user == "" {
 		return nil, fmt.Errorf("client: PATCH /organization/member_update: %w", ErrMissingID)
 	}
+	if u == nil || (u.Role == nil && u.MaxBudgetUSD == nil) {
+		return nil, fmt.Errorf("client: PATCH /organization/member_update: nothing to change (set Role or MaxBudgetUSD): %w", ErrInvalid)
+	}
 	body := orgMemberBody(id, user)
-	body["role"] = role
+	if u.Role != nil {
+		body["role"] = *u.Role
+	}
+	if u.MaxBudgetUSD != nil {
+		body["max_budget_in_organization"] = *u.MaxBudgetUSD
+	}
 	var out OrganizationMember
 	if err := c.do(ctx, http.MethodPatch, "/organization/member_update", nil, body, &out); err != nil {
 		return nil, err
