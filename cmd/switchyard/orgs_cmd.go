@@ -232,11 +232,11 @@ func runOrgMembers(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("orgs members: %w", err)
 	}
-	fs := newFlagSet("orgs members", "orgs members [list] ORG | orgs members add ORG USER... [--role ROLE] [--max-budget-usd USD] | orgs members update ORG USER --role ROLE | orgs members remove ORG USER...", stderr)
+	fs := newFlagSet("orgs members", "orgs members [list] ORG | orgs members add ORG USER... [--role ROLE] [--max-budget-usd USD] | orgs members update ORG USER [--role ROLE] [--max-budget-usd USD] | orgs members remove ORG USER...", stderr)
 	cf := addClientFlags(fs)
 	var role string
-	fs.StringVar(&role, "role", "", "org_admin, internal_user or internal_user_viewer (add: internal_user when not given; required by update)")
-	maxBudget := fs.Float64("max-budget-usd", 0, "add: USD each added member's keys of the organization may spend together (max_budget_in_organization; 0 blocks them)")
+	fs.StringVar(&role, "role", "", "org_admin, internal_user or internal_user_viewer (add: internal_user when not given)")
+	maxBudget := fs.Float64("max-budget-usd", 0, "add and update: USD each member's keys of the organization may spend together (max_budget_in_organization; 0 blocks them). update keeps what they spent; a bound once set can be changed, not removed (as in LiteLLM): a larger one lifts it")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -254,8 +254,8 @@ func runOrgMembers(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return err
 		}
 	}
-	if sub != "add" {
-		if err := flagsOnlyFor(set, []string{"max-budget-usd"}, "orgs members add"); err != nil {
+	if sub != "add" && sub != "update" {
+		if err := flagsOnlyFor(set, []string{"max-budget-usd"}, "orgs members add and orgs members update"); err != nil {
 			return err
 		}
 	}
@@ -293,17 +293,22 @@ func runOrgMembers(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return nil
 	case "update":
-		if len(pos) != 2 || !set["role"] {
-			return errors.New("give the organization, the user and the new role: switchyard orgs members update acme ann --role internal_user")
+		if len(pos) != 2 || (!set["role"] && !set["max-budget-usd"]) {
+			return errors.New("give the organization, the user and what changes: switchyard orgs members update acme ann --role internal_user --max-budget-usd 20")
 		}
-		m, err := c.UpdateOrganizationMember(ctx, pos[0], pos[1], role)
+		u := &client.OrganizationMembershipUpdate{Role: given(set, "role", &role), MaxBudgetUSD: given(set, "max-budget-usd", maxBudget)}
+		m, err := c.UpdateOrganizationMembership(ctx, pos[0], pos[1], u)
 		if err != nil {
 			return err
 		}
 		if cf.jsonOut {
 			return printJSON(stdout, m)
 		}
-		fmt.Fprintf(stdout, "user %s of organization %s is now %s\n", m.UserID, m.OrganizationID, m.Role)
+		budget := ""
+		if m.Budget != nil {
+			budget = fmt.Sprintf(", its keys of the organization bounded to $%g", m.Budget.MaxBudgetUSD)
+		}
+		fmt.Fprintf(stdout, "user %s of organization %s is now %s%s\n", m.UserID, m.OrganizationID, m.Role, budget)
 		return nil
 	case "remove":
 		if len(pos) < 2 {

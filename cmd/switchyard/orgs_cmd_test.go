@@ -51,7 +51,7 @@ func TestOrgsCommand(t *testing.T) {
 		!regexp.MustCompile(`internal_user_viewer\s+bob@example\.com`).MatchString(out) || !regexp.MustCompile(`cy\s+internal_user\s+-`).MatchString(out) {
 		t.Fatalf("members list: %d %s %s", code, out, errOut)
 	}
-	// A member's bound and spend show in the list; the bound is set on add only.
+	// A member's bound and spend show in the list.
 	if code, out, errOut := cli(t, "orgs", "members", "add", "acme", "dee", "--max-budget-usd", "5"); code != 0 || !strings.Contains(out, "added user dee") {
 		t.Fatalf("members add with a budget: %d %s %s", code, out, errOut)
 	}
@@ -59,8 +59,24 @@ func TestOrgsCommand(t *testing.T) {
 		!regexp.MustCompile(`dee\s+internal_user\s+-\s+\$0\.0000\s+\$5\n`).MatchString(out) || !regexp.MustCompile(`cy\s+internal_user\s+-\s+\$0\.0000\s+-\n`).MatchString(out) {
 		t.Fatalf("members list with spend and budget: %d %s %s", code, out, errOut)
 	}
-	if code, _, errOut := cli(t, "orgs", "members", "update", "acme", "dee", "--role", "internal_user", "--max-budget-usd", "1"); code == 0 || !strings.Contains(errOut, "--max-budget-usd is for orgs members add") {
-		t.Fatalf("a budget on members update: %d %s", code, errOut)
+	// members update changes the bound (and the role, or not), and shows it.
+	if code, out, errOut := cli(t, "orgs", "members", "update", "acme", "dee", "--max-budget-usd", "1.5"); code != 0 ||
+		!strings.Contains(out, "user dee of organization acme is now internal_user, its keys of the organization bounded to $1.5") {
+		t.Fatalf("a budget on members update: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "orgs", "members", "update", "acme", "cy", "--role", "org_admin", "--max-budget-usd", "0"); code != 0 ||
+		!strings.Contains(out, "user cy of organization acme is now org_admin, its keys of the organization bounded to $0") {
+		t.Fatalf("role and budget on members update: %d %s %s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "orgs", "members", "acme"); code != 0 || !regexp.MustCompile(`dee\s+internal_user\s+-\s+\$0\.0000\s+\$1\.5\n`).MatchString(out) ||
+		!regexp.MustCompile(`cy\s+org_admin\s+-\s+\$0\.0000\s+\$0\n`).MatchString(out) {
+		t.Fatalf("members list after the updates: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := cli(t, "orgs", "members", "update", "acme", "dee"); code == 0 || !strings.Contains(errOut, "what changes") {
+		t.Fatalf("members update without a change: %d %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "orgs", "members", "remove", "acme", "dee", "--max-budget-usd", "1"); code == 0 || !strings.Contains(errOut, "--max-budget-usd is for orgs members add and orgs members update") {
+		t.Fatalf("a budget on members remove: %d %s", code, errOut)
 	}
 	if code, out, errOut := cli(t, "orgs", "members", "remove", "acme", "dee"); code != 0 || !strings.Contains(out, "removed user dee") {
 		t.Fatalf("members remove dee: %d %s %s", code, out, errOut)
