@@ -97,20 +97,35 @@ type HealthMonitor struct {
 	// (HealthChange.Breaker).
 	down map[string]bool
 
-	// runMu guards stop and done: the loop Start launched (nil before Start).
-	runMu sync.Mutex
-	stop  context.CancelFunc
-	done  chan struct{}
+	// runMu guards stop and done, the loop Start launched (nil before Start), and closed
+	// (Close was called: Start refuses).
+	runMu  sync.Mutex
+	stop   context.CancelFunc
+	done   chan struct{}
+	closed bool
 }
 
+// ErrHealthMonitorClosed is returned by HealthMonitor.Start after Close (as net/http's
+// Server answers ErrServerClosed once closed): a monitor starts once; make a new one to
+// check again.
+var ErrHealthMonitorClosed = errors.New("completions: the health monitor is closed")
+
+// ErrHealthMonitorStarted is returned by HealthMonitor.Start while the loop an earlier
+// Start launched runs (or ran until its context ended).
+var ErrHealthMonitorStarted = errors.New("completions: the health monitor is already started")
+
 // Start runs Run in a goroutine of its own until ctx ends or Close is called. A monitor
-// starts once: a second Start, while it runs or after Close (or after ctx ended), does
-// nothing; make a new monitor to check again.
-func (m *HealthMonitor) Start(ctx context.Context) {
+// starts once: Start after Close (Close before any Start included) returns
+// ErrHealthMonitorClosed, and a second Start ErrHealthMonitorStarted, launching nothing;
+// make a new monitor to check again.
+func (m *HealthMonitor) Start(ctx context.Context) error {
 	m.runMu.Lock()
 	defer m.runMu.Unlock()
+	if m.closed {
+		return ErrHealthMonitorClosed
+	}
 	if m.stop != nil {
-		return
+		return ErrHealthMonitorStarted
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -119,16 +134,20 @@ func (m *HealthMonitor) Start(ctx context.Context) {
 		defer close(done)
 		m.Run(rctx)
 	}()
+	return nil
 }
 
 // Close stops the loop Start launched and waits for it to return: a round under way ends
 // with its context (and is dropped), and nothing of the monitor's runs after Close
 // returned, so a caller may then close what its checks use (the store). Without Start it
-// returns at once; it may be called more than once. It must not be called from the
-// monitor's own callbacks (HealthMonitorOptions' Deployments, OnChange and OnRound): it waits
-// for the round that called them, which would never end.
+// returns at once; either way a later Start fails (ErrHealthMonitorClosed). It may be
+// called more than once. It must not be called from the monitor's own callbacks
+// (HealthMonitorOptions' Deployments, OnChange and OnRound): it waits for the round that
+// called them, which would never end. Close does not stop a Run the caller runs itself:
+// its context does.
 func (m *HealthMonitor) Close() {
 	m.runMu.Lock()
+	m.closed = true
 	stop, done := m.stop, m.done
 	m.runMu.Unlock()
 	if stop == nil {

@@ -471,7 +471,9 @@ func (w *wiring) start(ctx context.Context) error {
 	if w.health != nil {
 		// Checks at once, then every --model-health-interval until serve shuts down (its
 		// Close, before the store's, waits for the loop).
-		w.health.Start(ctx)
+		if err := w.health.Start(ctx); err != nil {
+			return fmt.Errorf("starting the background model health checks: %w", err)
+		}
 	}
 	if w.selector != nil && w.cfg.SessionRetention >= 0 {
 		go sweepEvery(ctx, "model selection sessions", "sessions", func(ctx context.Context, _ time.Time) (int, error) {
