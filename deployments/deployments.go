@@ -365,6 +365,12 @@ func (s *Service) Update(ctx context.Context, id string, in Input) (Deployment, 
 				sealed.base = ""
 			}
 		}
+		if b, _ := merged.LiteLLMParams["api_base"].(string); hasFragment(b) {
+			if given, _ := in.LiteLLMParams["api_base"].(string); !hasFragment(given) {
+				// An earlier build's, kept from before: never sent, so dropped, not refused.
+				merged.LiteLLMParams["api_base"], _, _ = strings.Cut(b, "#")
+			}
+		}
 		rec, err := s.recordOf(id, merged, sealed, old.CreatedAt, s.opts.Now().UTC())
 		if err != nil {
 			return err
@@ -636,6 +642,11 @@ func (s *Service) entry(r record) (map[string]any, error) {
 		}
 		params["api_base"] = base
 	}
+	if base, ok := params["api_base"].(string); ok && hasFragment(base) {
+		// Stored by an earlier build, which took (and sealed) a fragment: it was never sent,
+		// so the deployment is served as before without it rather than refused.
+		params["api_base"], _, _ = strings.Cut(base, "#")
+	}
 	return map[string]any{"model_name": r.ModelName, "litellm_params": params, "model_info": r.ModelInfo}, nil
 }
 
@@ -742,13 +753,16 @@ func (s *Service) recordOf(id string, in Input, kept sealedSecrets, created, upd
 				}
 				return record{}, &FieldError{Field: "litellm_params.api_base", Message: msg}
 			}
+			if hasFragment(base) {
+				return record{}, &FieldError{Field: "litellm_params.api_base", Message: fragmentRefused}
+			}
 		}
 	}
 	params := maps.Clone(in.LiteLLMParams)
 	sealed, sealedBase := kept.key, kept.base
 	if base, ok := params["api_base"].(string); ok && hasCredential(base) {
 		if s.aead == nil {
-			return record{}, &FieldError{Field: "litellm_params.api_base", Message: "carries a credential (user:password@, a query such as ?key= or ?code=, or a fragment) that cannot be stored: the server has no key to seal it with (set LITELLM_SALT_KEY, give os.environ/NAME, or put the key in api_key)"}
+			return record{}, &FieldError{Field: "litellm_params.api_base", Message: "carries a credential (user:password@, or a query such as ?key= or ?code=) that cannot be stored: the server has no key to seal it with (set LITELLM_SALT_KEY, give os.environ/NAME, or put the key in api_key)"}
 		}
 		var err error
 		if sealedBase, err = s.seal(base); err != nil {
@@ -926,6 +940,15 @@ func hasCredential(base string) bool {
 	}
 	u, err := url.Parse(base)
 	return err == nil && (u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "")
+}
+
+// fragmentRefused is why an api_base with a fragment is refused (as --litellm-config's is).
+const fragmentRefused = "has a fragment (#...), which an HTTP client never sends to the upstream, so what it holds would be silently dropped: remove it (a credential goes in api_key, or the query)"
+
+// hasFragment reports whether an api_base that is a URL (not an os.environ/ reference) has a
+// fragment, even an empty one ("https://host/v1#").
+func hasFragment(base string) bool {
+	return !strings.HasPrefix(base, litellmconfig.EnvPrefix) && strings.Contains(base, "#")
 }
 
 // idOf reads model_info.id ("" when not given).

@@ -864,6 +864,10 @@ func (p *parser) providerEntry(pp, prov string, params map[string]any) (*provide
 		if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 			return nil, &Error{Path: pp + ".api_base", Message: fmt.Sprintf("must be an http:// or https:// URL, got %q", base)}
 		}
+		if strings.Contains(base, "#") {
+			// Not echoed: what follows '#' may be a credential put in the wrong place.
+			return nil, &Error{Path: pp + ".api_base", Message: "has a fragment (#...), which an HTTP client never sends to the upstream, so what it holds would be silently dropped: remove it (a credential goes in api_key, or the query)"}
+		}
 		pc.BaseURL = base
 		own = own || baseEnv == "" || baseEnv != pr.BaseURLEnv
 	}
