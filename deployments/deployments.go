@@ -460,7 +460,7 @@ func (s *Service) Sync(ctx context.Context) error {
 		sum := sha256.Sum256(b)
 		fp += "+" + hex.EncodeToString(sum[:])
 	}
-	if fp == s.applied {
+	if fp == s.applied && !s.unservedMended(recs) {
 		return nil
 	}
 	file := s.file.Load()
@@ -472,9 +472,18 @@ func (s *Service) Sync(ctx context.Context) error {
 	recs, unsealed := s.unsealable(served(file, recs))
 	var unserved []Unserved
 	for _, r := range unsealed {
-		s.log.ErrorContext(ctx, "deployments: a stored deployment is not served: its sealed secret cannot be unsealed (LITELLM_SALT_KEY changed since it was stored?) or its provider cannot be built (a vertex_credentials file or an os.environ/ variable gone?); update it (POST /model/update) or delete it",
-			"id", r.rec.ID, "model_name", r.rec.ModelName, "err", r.err)
-		unserved = append(unserved, Unserved{Deployment: r.rec.Deployment, Error: r.err.Error()})
+		msg := "deployments: a stored deployment is left out of routing: its sealed secret cannot be unsealed (LITELLM_SALT_KEY changed since it was stored?) or its provider cannot be built (a vertex_credentials file gone?); update it (POST /model/update) or delete it"
+		why := r.err.Error()
+		if errors.Is(r.err, litellmconfig.ErrEnvUnset) {
+			// serve reads the process environment (LookupEnv's default), which cannot be
+			// changed from outside a running server (nor by the config file:
+			// environment_variables is not applied), so for serve neither a poll nor a reload
+			// (SIGHUP) brings the deployment back: say so.
+			msg = "deployments: a stored deployment is left out of routing: " + envUnsetRemedy
+			why = "left out of routing: " + why + " (" + envUnsetRemedy + ")"
+		}
+		s.log.ErrorContext(ctx, msg, "id", r.rec.ID, "model_name", r.rec.ModelName, "err", r.err)
+		unserved = append(unserved, Unserved{Deployment: r.rec.Deployment, Error: why})
 	}
 	cfg, err := s.parse(file, recs)
 	if err != nil {
@@ -555,6 +564,27 @@ func (s *Service) Sync(ctx context.Context) error {
 	s.log.InfoContext(ctx, "deployments: applied", "stored", len(recs), "model_groups", len(groups))
 	return nil
 }
+
+// unservedMended reports whether a stored deployment the last application left out (of
+// recs, as stored) would now be served: a vertex_credentials file put back, or a variable
+// Options.LookupEnv now finds. Without it a poll would see the same records and apply
+// nothing, leaving it out until they change. Called with mu held.
+func (s *Service) unservedMended(recs []record) bool {
+	for _, u := range s.unserved {
+		i := slices.IndexFunc(recs, func(r record) bool { return r.ID == u.ID })
+		if i < 0 {
+			continue
+		}
+		if _, broken := s.unsealable(recs[i : i+1]); len(broken) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// envUnsetRemedy is what to do about a stored deployment left out because an
+// os.environ/NAME variable it names is not set.
+const envUnsetRemedy = "an environment variable it names (os.environ/NAME) is not set in the server's environment, which stays as the server was started with (a reload does not change it): set the variable and restart the server, or give the value itself with POST /model/update"
 
 // unsealedRecord is a record whose sealed value cannot be unsealed, and why.
 type unsealedRecord struct {

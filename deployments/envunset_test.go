@@ -59,3 +59,49 @@ func TestEnvVariableGoneLeftOut(t *testing.T) {
 		t.Errorf("with TEAM_KEY set again: groups %v, unserved %+v", g.ModelGroups(), restarted.Unserved())
 	}
 }
+
+// TestEnvVariableGoneSaysWhyAndComesBack: a deployment left out because its os.environ/NAME
+// variable is unset is listed (Unserved, /model/info's model_info.error) saying it is left
+// out, which variable, and that serve's environment is as it was started (restart, or give
+// the key with /model/update); a poll with nothing changed in the store keeps it out, and
+// once Options.LookupEnv finds the variable (a library user's own lookup) the next poll
+// serves it, without a restart or a change of the stored deployments.
+func TestEnvVariableGoneSaysWhyAndComesBack(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	env := map[string]string{"TEAM_KEY": "sk-team"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	reg := providers.FromEnv(func(string) string { return "" }, providers.Options{})
+	g, err := completions.New(completions.Options{Providers: reg, Prices: providers.DefaultCatalog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := New(Options{Store: st, Gateway: g, Registry: reg, SecretKey: []byte("salt"), LookupEnv: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Add(ctx, Input{ModelName: "team", LiteLLMParams: map[string]any{"model": "openai/gpt-4o", "api_key": "os.environ/TEAM_KEY"}}); err != nil {
+		t.Fatal(err)
+	}
+	delete(env, "TEAM_KEY")
+	svc.mu.Lock()
+	svc.applied = "" // as a restart: the stored deployments applied anew
+	svc.mu.Unlock()
+	if err := svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	un := svc.Unserved()
+	if len(un) != 1 || !strings.Contains(un[0].Error, "left out") || !strings.Contains(un[0].Error, "TEAM_KEY") || !strings.Contains(un[0].Error, "restart") {
+		t.Fatalf("Unserved without TEAM_KEY: %+v, want it left out naming TEAM_KEY and the restart", un)
+	}
+	if err := svc.Sync(ctx); err != nil || g.IsModelGroup("team") || len(svc.Unserved()) != 1 {
+		t.Fatalf("a poll with TEAM_KEY still unset: err %v, groups %v, unserved %+v", err, g.ModelGroups(), svc.Unserved())
+	}
+	env["TEAM_KEY"] = "sk-team"
+	if err := svc.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !g.IsModelGroup("team") || len(svc.Unserved()) != 0 {
+		t.Errorf("the poll after TEAM_KEY was set: groups %v, unserved %+v, want team served", g.ModelGroups(), svc.Unserved())
+	}
+}
