@@ -688,6 +688,17 @@ func (s *Service) check(ctx context.Context, tx store.Reader, id string, rec *re
 		return err
 	}
 	file := s.file.Load()
+	if file.config == nil && !slices.ContainsFunc(recs, func(r record) bool { return r.ID == id && r.ModelName == rec.ModelName }) {
+		// A name it takes now (added, or renamed): not one a reload on any replica made a
+		// group (ReloadGroups), read in this transaction.
+		taken, err := reservedGroup(ctx, tx, rec.ModelName)
+		if err != nil {
+			return err
+		}
+		if taken {
+			return &FieldError{Field: "model_name", Message: fmt.Sprintf("%q is a model group of --model-groups (as reloaded on a server sharing this store)", rec.ModelName)}
+		}
+	}
 	recs, _ = s.unsealable(slices.DeleteFunc(served(file, recs), func(r record) bool { return r.ID == id }))
 	if _, err := s.entry(*rec); err != nil {
 		// A sealed value kept from before that this server cannot unseal.

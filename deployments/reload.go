@@ -10,6 +10,7 @@ import (
 	"github.com/switchyard-ai/switchyard/completions"
 	"github.com/switchyard-ai/switchyard/litellmconfig"
 	"github.com/switchyard-ai/switchyard/providers"
+	"github.com/switchyard-ai/switchyard/store"
 )
 
 // configFile is a LiteLLM config file the Service serves, with the model_info.ids it
@@ -100,17 +101,20 @@ var ErrNameTaken = errors.New("deployments: the name is taken by a stored deploy
 // force as they were; the error says why. ReloadGroups of a Service made with
 // Options.Config is an error: its model groups are the file's (Reload).
 //
-// A deployment added or updated meanwhile (POST /model/new, /model/update) never ends up
-// stored under one of the new groups' names: the groups are swapped in only once the
-// additions this process is storing are stored (nameMu), and read against the stored
-// deployments again after the swap, which catches one stored meanwhile by this or another
-// process on the store; found, the groups in force are put back (ErrNameTaken). An
-// addition judged after the swap is refused naming its model_name.
+// A deployment added or updated meanwhile (POST /model/new, /model/update), by this
+// process or another on the store, never ends up stored under one of the new groups' names:
+// the groups are swapped in only once the additions this process is storing are stored
+// (nameMu); then, in one store transaction, the stored deployments are read against them
+// again (one stored meanwhile puts the groups in force back: ErrNameTaken) and their names
+// are recorded in the store as the reloaded groups' (reservedGroups). Every replica's
+// addition reads that record in its own transaction and refuses a model_name it holds, so
+// one judged after the reload — on a replica whose own groups are not reloaded yet too — is
+// refused naming its model_name.
 func (s *Service) ReloadGroups(ctx context.Context, groups map[string]completions.ModelGroup) error {
 	if s.file.Load().config != nil {
 		return errors.New("deployments: reload: the service serves a config file, whose model groups are its own")
 	}
-	if err := s.groupsFree(ctx, groups); err != nil {
+	if err := s.groupsFree(ctx, s.opts.Store, groups); err != nil {
 		return fmt.Errorf("deployments: reload: %w", err)
 	}
 	if s.reloadChecked != nil {
@@ -118,20 +122,37 @@ func (s *Service) ReloadGroups(ctx context.Context, groups map[string]completion
 	}
 	groups = maps.Clone(groups)
 	var old *map[string]completions.ModelGroup
+	var reserved bool // the store holds groups' names (undo puts the old ones back)
 	return s.applySwapped(ctx, "model groups",
 		func() {
 			s.nameMu.Lock() // after the additions judged by the groups in force are stored
 			defer s.nameMu.Unlock()
 			old = s.groups.Swap(&groups)
 		},
-		func() { s.groups.Store(old) },
-		func() error { return s.groupsFree(ctx, groups) })
+		func() {
+			s.groups.Store(old)
+			if reserved {
+				if err := s.opts.Store.Update(ctx, func(tx store.Tx) error { return reserveGroups(ctx, tx, *old) }); err != nil {
+					s.log.ErrorContext(ctx, "deployments: reload: recording the model groups in force again", "err", err)
+				}
+			}
+		},
+		func() error {
+			err := s.opts.Store.Update(ctx, func(tx store.Tx) error {
+				if err := s.groupsFree(ctx, tx, groups); err != nil {
+					return err
+				}
+				return reserveGroups(ctx, tx, groups)
+			})
+			reserved = err == nil
+			return err
+		})
 }
 
 // groupsFree fails with ErrNameTaken, naming the deployment, when a stored deployment's
 // model_name is one of groups' names.
-func (s *Service) groupsFree(ctx context.Context, groups map[string]completions.ModelGroup) error {
-	recs, err := s.records(ctx, s.opts.Store)
+func (s *Service) groupsFree(ctx context.Context, r store.Reader, groups map[string]completions.ModelGroup) error {
+	recs, err := s.records(ctx, r)
 	if err != nil {
 		return err
 	}
