@@ -16,7 +16,7 @@ import (
 // on the store swapped in (one record, reservedGroupsKey). It is not store.Deployments: a
 // replica of an earlier build lists that collection and would read the record as a
 // deployment.
-const reservedGroupsCollection store.Collection = "deployment_reserved_groups"
+const reservedGroupsCollection = store.DeploymentReservedGroups
 
 // reservedGroupsKey is the key of the one record of reservedGroupsCollection.
 const reservedGroupsKey = "model-groups"

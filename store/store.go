@@ -149,6 +149,7 @@ const (
 	BatchResults              Collection = "batch_results"                // each answered line of a running batch, keyed batch id/line index
 	RequestLog                Collection = "request_log"                  // the gateway's request history (usagelog.History), keyed by the request's id (its receipt time in Unix µs, made unique: 16 hex digits); owner index kind "request"
 	Deployments               Collection = "deployments"                  // deployments added through LiteLLM's POST /model/new, keyed by model_info.id; their api_key sealed (AES-GCM), never in clear
+	DeploymentReservedGroups  Collection = "deployment_reserved_groups"   // one record, "model-groups": the --model-groups names the last reload on any replica swapped in, which /model/new may not take
 	RealtimeSecrets           Collection = "realtime_secrets"             // ephemeral realtime client secrets (POST /v1/realtime/client_secrets), keyed by their SHA-256, never in clear
 	RealtimeCalls             Collection = "realtime_calls"               // realtime calls being watched (POST /v1/realtime/calls), keyed by call id: who placed each and with which model, for a hang-up at any replica
 	RealtimeSecretExpiry      Collection = "realtime_secret_expiry"       // expiry (Unix nanoseconds, 19 digits)/client secret's SHA-256 -> "" (written and deleted with each RealtimeSecrets record)
