@@ -16,8 +16,8 @@ import (
 // api_base holding a fragment ("https://host/v1#x") are refused naming
 // litellm_params.api_base, without echoing the fragment, and nothing is stored: the
 // fragment would be kept (sealed) but never sent. A record an earlier build stored with one
-// is still served, without it (as it was called), and an update not giving api_base anew
-// goes through, the fragment dropped.
+// (in clear, or sealed with a credential) is still served, without it (as it was called),
+// and an update not giving api_base anew, or sending back its public form, goes through.
 func TestAPIBaseFragmentRefusedAtModelNew(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
@@ -64,5 +64,30 @@ func TestAPIBaseFragmentRefusedAtModelNew(t *testing.T) {
 	ping(t, g, "legacy")
 	if got := up.last(); got != "old:SECRETold" {
 		t.Errorf("after its update the earlier record's upstream got %q, want old:SECRETold", got)
+	}
+
+	// One whose fragment was sealed with its credential (the build before this one).
+	sealed, err := svc.seal("http://seal:SECRETseal@" + strings.TrimPrefix(up.URL, "http://") + "/v1#y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record{Deployment: Deployment{ID: "old-2", ModelName: "legacy-sealed", LiteLLMParams: map[string]any{"model": "openai/gpt-4o", "api_base": up.URL + "/v1"},
+		ModelInfo: map[string]any{"id": "old-2", "db_model": true}}, SealedBase: sealed}
+	if err := put(ctx, st, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Sync(ctx); err != nil {
+		t.Fatalf("Sync with an earlier record whose sealed api_base has a fragment: %v", err)
+	}
+	ping(t, g, "legacy-sealed")
+	if got := up.last(); got != "seal:SECRETseal" {
+		t.Errorf("the sealed earlier record's upstream got %q, want seal:SECRETseal", got)
+	}
+	if _, err := svc.Update(ctx, "old-2", Input{LiteLLMParams: map[string]any{"api_base": up.URL + "/v1", "rpm": 3}}); err != nil {
+		t.Errorf("an update sending back the sealed earlier record's public api_base: %v", err)
+	}
+	ping(t, g, "legacy-sealed")
+	if got := up.last(); got != "seal:SECRETseal" {
+		t.Errorf("after its update the sealed earlier record's upstream got %q, want seal:SECRETseal", got)
 	}
 }
