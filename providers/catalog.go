@@ -176,6 +176,9 @@ type Catalog struct {
 	rerankRates map[string]RerankPrice
 	// images are the rates of image models (mode "image_generation") by catalogue key.
 	images map[string]ImagePrice
+	// imageCanon maps imageCanonicalKey of every image key to the keys, for image model
+	// names that match no key exactly (LookupImage).
+	imageCanon map[string][]string
 	// realtime is the catalogue of realtime models (mode "realtime"), for Lookup;
 	// realtimeRates their rates by catalogue key. Nil in themselves.
 	realtime      *Catalog
@@ -371,7 +374,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	c.embed = newCatalog(embed)
 	c.audio, c.audioRates = newCatalog(audio), rates
 	c.rerank, c.rerankRates = newCatalog(rerank), rerankRates
-	c.images = images
+	c.images, c.imageCanon = images, imageIndex(images)
 	c.realtime, c.realtimeRates = newCatalog(realtime), realtimeRates
 	return c, nil
 }
@@ -426,6 +429,7 @@ func (c *Catalog) WithOverrides(o *Catalog) *Catalog {
 	out.images = map[string]ImagePrice{}
 	maps.Copy(out.images, c.images)
 	maps.Copy(out.images, o.images)
+	out.imageCanon = imageIndex(out.images)
 	// Own prices (WithOwnPrices) stay the most specific.
 	for _, x := range []*Catalog{c, o} {
 		if len(x.own) > 0 {

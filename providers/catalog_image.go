@@ -59,7 +59,11 @@ type ImageUsage struct {
 // LookupImage finds the catalogue entry of an image model given as "provider/model" under
 // key (a catalogue key without its provider prefix: "hd/1024-x-1792/dall-e-3"): the
 // provider's LiteLLM key, "provider/key" verbatim, then the bare key (an Azure deployment
-// of dall-e-3 costs what OpenAI's does where Azure has no entry of its own).
+// of dall-e-3 costs what OpenAI's does where Azure has no entry of its own). A key that
+// matches none is looked up by its canonical form, as Lookup finds chat models, so a dated
+// name ("gpt-image-1-2025-04-15") or one with a vendor prefix ("openai/gpt-image-1") finds
+// its entry; but only among the entries of the provider or of the vendor the key names,
+// never another provider's entry of a similar name (see lookupImageCanonical).
 func (c *Catalog) LookupImage(provider, key string) (ImagePrice, bool) {
 	if c == nil {
 		return ImagePrice{}, false
@@ -74,7 +78,7 @@ func (c *Catalog) LookupImage(provider, key string) (ImagePrice, bool) {
 			return p, true
 		}
 	}
-	return ImagePrice{}, false
+	return c.lookupImageCanonical(provider, key)
 }
 
 // ImageCost prices an image generation call of model ("provider/model") from what it used,
