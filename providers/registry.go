@@ -590,6 +590,12 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 		if pc.BaseURL != "" && !strings.HasPrefix(pc.BaseURL, "http://") && !strings.HasPrefix(pc.BaseURL, "https://") {
 			return nil, &ConfigError{Field: field + ".base_url", Message: "must start with http:// or https://"}
 		}
+		if strings.Contains(pc.BaseURL, "#") {
+			// Not echoed: what follows '#' may be a credential put in the wrong place. The
+			// URL joins keep a fragment at the end of the request URL, which no client sends,
+			// so it would be dropped silently (--litellm-config and /model/new refuse it too).
+			return nil, &ConfigError{Field: field + ".base_url", Message: "has a fragment (#...), which an HTTP client never sends to the upstream, so what it holds would be silently dropped: remove it (a credential goes in api_key, or the query)"}
+		}
 		if pc.APIKey != "" && pc.APIKeyEnv != "" {
 			return nil, &ConfigError{Field: field + ".api_key", Message: "set api_key or api_key_env, not both"}
 		}
