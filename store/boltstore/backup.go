@@ -38,7 +38,8 @@ func (d *Driver) WriteBackup(ctx context.Context, w io.Writer) (int64, error) {
 // BackupTo writes a copy of the database (as WriteBackup) to the file path, mode 0600,
 // creating its directory (0700). The copy goes to a temporary file in that directory that
 // is synced and then renamed to path, so path holds either a whole copy or what it held
-// before; a failed copy leaves nothing behind.
+// before; a failed copy leaves nothing behind, and one a crash cut short leaves its
+// temporary file only until the next backup to path, which removes it once an hour old.
 func (d *Driver) BackupTo(ctx context.Context, path string) (int64, error) {
 	return writeFileAtomically(path, func(w io.Writer) (int64, error) { return d.WriteBackup(ctx, w) }, nil)
 }
@@ -231,12 +232,14 @@ func openReadOnly(path string, opts Options) (*bolt.DB, error) {
 
 // writeFileAtomically makes path from what write writes, through a synced temporary file
 // in path's directory (named .<path's name>.<digits>.tmp) renamed into place; finish, when
-// set, runs on the closed temporary file before the rename.
+// set, runs on the closed temporary file before the rename. It first removes such files of
+// path an earlier write cut short left there (removeStaleTemporaries).
 func writeFileAtomically(path string, write func(io.Writer) (int64, error), finish func(tmp string) error) (int64, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, fileError("create directory for", path, err)
 	}
+	removeStaleTemporaries(path, time.Now())
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return 0, fileError("create", path, err)
