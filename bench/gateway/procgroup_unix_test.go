@@ -22,12 +22,15 @@ const procsTestRole = "GWBENCH_PROCS_TEST_ROLE"
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(procsTestRole) {
-	case "parent", "parent-of-stubborn":
+	case "parent", "parent-of-stubborn", "parent-of-busy":
 		// As `go run` does: start the real program as a child (in this process's group)
 		// and wait for it.
 		role := "grandchild"
-		if os.Getenv(procsTestRole) == "parent-of-stubborn" {
+		switch os.Getenv(procsTestRole) {
+		case "parent-of-stubborn":
 			role = "stubborn-grandchild"
+		case "parent-of-busy":
+			role = "busy-grandchild"
 		}
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = append(os.Environ(), procsTestRole+"="+role)
@@ -49,6 +52,14 @@ func TestMain(m *testing.M) {
 		fmt.Println("ready")
 		time.Sleep(time.Hour) // SIGINT ends it (Go's default)
 		os.Exit(0)
+	case "busy-grandchild":
+		// Spins, as a gateway under load does, until the test kills its group.
+		fmt.Println("ready")
+		for x := uint64(1); ; x = x*6364136223846793005 + 1 {
+			if x == 0 {
+				fmt.Println(x) // never: keeps the loop from being optimised away
+			}
+		}
 	case "stubborn-grandchild":
 		signal.Ignore(os.Interrupt)
 		fmt.Println("ready")

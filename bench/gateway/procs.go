@@ -29,21 +29,6 @@ type child struct {
 	stopOnce sync.Once
 }
 
-// cpu is the user+system CPU time the child has used so far (from /proc/<pid>/stat).
-func (c *child) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / ticks
-}
-
 // stop interrupts the child's process group (the child and what it started: a `go run`
 // child's program) and waits for the child; a group not gone within stopGrace is killed.
 func (c *child) stop() {
