@@ -28,7 +28,7 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs := newFlagSet("chat", "chat -m provider/model|NAME [--fallback provider/model]... [--system TEXT] [PROMPT...]", stderr)
 	cf := addClientFlags(fs)
 	var models, fallbacks modelList
-	fs.Var(&models, "m", "model to ask (provider/model; repeat or comma-separate to let the server rank several), or a name without a provider: a model group or deployment of the server (LiteLLM config, --model-groups, /model/new), asked through /v1/chat/completions (with several -m, the first and then the others as fallbacks)")
+	fs.Var(&models, "m", "model to ask (provider/model; repeat or comma-separate to let the server rank several), or a name without a provider: a model group or deployment of the server (LiteLLM config, --model-groups, /model/new), asked through /v1/chat/completions as is a name a LiteLLM wildcard model_name such as custom/* matches (with several -m, the first and then the others as fallbacks)")
 	fs.Var(&models, "model", "same as -m")
 	fs.Var(&fallbacks, "fallback", "model tried, in order, after every -m model failed; repeatable")
 	system := fs.String("system", "", "system prompt")
@@ -51,15 +51,27 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	if slices.ContainsFunc(models, func(m string) bool { return !strings.Contains(m, "/") }) {
+	bare := slices.ContainsFunc(models, func(m string) bool { return !strings.Contains(m, "/") })
+	unserved := ""
+	if !bare {
+		// Having a '/' does not make a name the native route's: a LiteLLM wildcard
+		// model_name ("custom/*") matches names of no provider, as the server says.
+		unserved = servedAsAnother(ctx, c, models)
+	}
+	if bare || unserved != "" {
 		// A name without a provider (a model group of the server's LiteLLM config or
-		// --model-groups, a /model/new deployment, or a catalogued OpenAI name) is served by
-		// the OpenAI-compatible route only: the native one takes provider/model names. That
-		// route asks one model, so several -m are the first and then the others as its
-		// fallbacks (LiteLLM's model plus fallbacks), ahead of --fallback's.
+		// --model-groups, a /model/new deployment, or a catalogued OpenAI name) or one the
+		// server serves as another model (a wildcard's) is served by the OpenAI-compatible
+		// route only: the native one takes provider/model names. That route asks one
+		// model, so several -m are the first and then the others as its fallbacks
+		// (LiteLLM's model plus fallbacks), ahead of --fallback's.
 		if len(models) > 1 {
-			fmt.Fprintf(stderr, "several -m models with one named without a provider: asked through /v1/chat/completions: %s first, then %s (ranking several -m models takes provider/model names)\n",
-				models[0], strings.Join(append(slices.Clone(models[1:]), fallbacks...), ", "))
+			why := "with one named without a provider"
+			if !bare {
+				why = fmt.Sprintf("with %s, which the server serves as another model", unserved)
+			}
+			fmt.Fprintf(stderr, "several -m models %s: asked through /v1/chat/completions: %s first, then %s (ranking several -m models takes provider/model names)\n",
+				why, models[0], strings.Join(append(slices.Clone(models[1:]), fallbacks...), ", "))
 		}
 		g := &groupChat{c: c, model: models[0], fallbacks: append(slices.Clone(models[1:]), fallbacks...), system: *system, jsonOut: cf.jsonOut, stdout: stdout, stderr: stderr,
 			logprobs: *logprobs, topLogprobs: *topLogprobs}
