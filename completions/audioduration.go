@@ -20,11 +20,20 @@ const (
 	oggCeilingBytesPerSecond      = 640000 / 8
 )
 
+// headerFloorBytesPerSecond is the other side: a length read from a header is never taken
+// as more than the file's size at 256 bit/s, below any speech codec's rate (Codec2's
+// lowest is 450 bit/s, Opus's 6 kbit/s), so a few bytes claiming years (a FLAC sample
+// count at 1 Hz, an MP4 duration of 2^63) are not billed years, nor overflow the audio
+// tokens counted from the length into a negative count (a credit).
+const headerFloorBytesPerSecond = 32
+
 // audioFileSeconds is the length of file's audio as its container says it: a WAV
 // header's data size, FLAC's STREAMINFO sample count, an Ogg Vorbis or Opus stream's last
 // granule position, an MP4/M4A movie header's duration, or the frames of an MPEG audio
 // (MP3) stream counted one by one. 0 when file is none of these or does not say (WebM,
 // AAC in ADTS, a FLAC of unknown sample count, an MP3 whose frames do not follow on).
+// A header's length is held between the file's size at its format's highest usual rate
+// and at headerFloorBytesPerSecond.
 func audioFileSeconds(file []byte) float64 {
 	var s, ceiling float64
 	switch {
@@ -45,7 +54,7 @@ func audioFileSeconds(file []byte) float64 {
 	if s <= 0 {
 		return 0
 	}
-	return max(s, float64(len(file))/ceiling)
+	return min(max(s, float64(len(file))/ceiling), float64(len(file))/headerFloorBytesPerSecond)
 }
 
 // id3v2Size is the length of the ID3v2 tag file starts with (MP3s and some FLACs carry

@@ -141,8 +141,38 @@ func TestEstimatedAudioReadsTheLength(t *testing.T) {
 	}
 }
 
+// TestForgedAudioHeaderIsBounded: a small upload whose header claims years (a FLAC sample
+// count at 1 Hz, an Ogg Vorbis stream at 1 Hz, an MP4 duration of 2^63, a WAV of one byte
+// a second) is taken to last at most its size at headerFloorBytesPerSecond, and its audio
+// tokens stay positive (2^63 seconds overflowed them into a negative count: a credit for
+// a model priced by its tokens).
+func TestForgedAudioHeaderIsBounded(t *testing.T) {
+	vorbisAt1Hz := append([]byte("\x01vorbis\x00\x00\x00\x00\x01"), binary.LittleEndian.AppendUint32(nil, 1)...)
+	vorbisAt1Hz = append(vorbisAt1Hz, make([]byte, 14)...)
+	wav := wavFile(8000, 1)
+	binary.LittleEndian.PutUint32(wav[28:32], 1) // the fmt chunk's bytes per second
+	for _, c := range []struct {
+		what string
+		file []byte
+	}{
+		{"FLAC at 1 Hz", flacFile(1, 1<<36-1, 1000)},
+		{"Ogg Vorbis at 1 Hz", bytes.Join([][]byte{oggPage(3, 0, vorbisAt1Hz), oggPage(3, 1<<62, make([]byte, 100))}, nil)},
+		{"M4A of 2^63 ticks at 1 Hz", mp4File(1, 1, 1<<63, 1000)},
+		{"WAV of one byte a second", wav},
+	} {
+		most := float64(len(c.file)) / headerFloorBytesPerSecond
+		if got := audioFileSeconds(c.file); got <= 0 || got > most {
+			t.Errorf("%s (%d bytes): %v seconds, want at most %v", c.what, len(c.file), got, most)
+		}
+		if u := estimatedAudio(c.file); u.InputTokens <= 0 || u.InputAudioTokens <= 0 || u.Seconds > most {
+			t.Errorf("%s: estimated %+v, want at most %v seconds and positive tokens", c.what, u, most)
+		}
+	}
+}
+
 // FuzzAudioFileSeconds: no upload makes the header readers panic or answer a length that
-// is negative or not a number.
+// is negative, not a number or more than its size at headerFloorBytesPerSecond, nor
+// negative audio tokens.
 func FuzzAudioFileSeconds(f *testing.F) {
 	f.Add(wavFile(8000, 1))
 	f.Add(mp3Frames([4]byte{0xFF, 0xFB, 0x90, 0x00}, 3))
@@ -150,10 +180,10 @@ func FuzzAudioFileSeconds(f *testing.F) {
 	f.Add(mp4File(1, 1000, 1000, 10))
 	f.Add(oggPage(1, 48000, []byte("OpusHead\x01\x01\x38\x01\x80\x3e\x00\x00\x00\x00\x00")))
 	f.Fuzz(func(t *testing.T, file []byte) {
-		if s := audioFileSeconds(file); s < 0 || math.IsNaN(s) {
-			t.Fatalf("%v seconds", s)
+		if s := audioFileSeconds(file); s < 0 || math.IsNaN(s) || s > float64(len(file))/headerFloorBytesPerSecond {
+			t.Fatalf("%v seconds of %d bytes", s, len(file))
 		}
-		if u := estimatedAudio(file); u.Seconds < 0 || math.IsNaN(u.Seconds) {
+		if u := estimatedAudio(file); u.Seconds < 0 || math.IsNaN(u.Seconds) || u.InputTokens < 0 {
 			t.Fatalf("%+v", u)
 		}
 	})
