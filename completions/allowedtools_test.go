@@ -156,3 +156,24 @@ func TestAllowedToolsChoiceJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedToolsLeaveOutUnlistedWebSearch: a /v1/responses request declaring a web
+// search tool beside its functions whose allowed_tools tool choice lists functions only
+// may not search (OpenAI's model may call only the tools listed), so the provider's own
+// search, billed by the search, is not offered; listed, it is.
+func TestAllowedToolsLeaveOutUnlistedWebSearch(t *testing.T) {
+	g, _, an := openAIGateway(t)
+	const tools = `"tools":[{"type":"function","name":"get_time","parameters":{"type":"object","properties":{}}},{"type":"web_search"}]`
+	for _, c := range []struct {
+		listed string
+		want   []string
+	}{
+		{`[{"type":"function","name":"get_time"}]`, []string{"get_time"}},
+		{`[{"type":"function","name":"get_time"},{"type":"web_search"}]`, []string{"get_time", "web_search"}},
+	} {
+		responsesVia(t, g, "", `{"model":"anthropic/claude-sonnet-4-5","input":"hi",`+tools+`,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":`+c.listed+`}}`)
+		if got := sentToolNames(an.last()); !slices.Equal(got, c.want) {
+			t.Errorf("allowed_tools %s: Claude was sent tools %v, want %v", c.listed, got, c.want)
+		}
+	}
+}

@@ -620,6 +620,9 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			return nil, err
 		}
 		c.ToolChoice = choice
+		if tc.Mode == ToolChoiceAllowedTools && !slices.ContainsFunc(tc.Allowed, func(t ResponsesAllowedTool) bool { return webSearchTools[t.Type] }) {
+			c.searchIfAvailable = false // a web search tool allowed_tools does not list may not be called
+		}
 	}
 	if r.Text != nil && r.Text.Format != nil {
 		f := r.Text.Format
