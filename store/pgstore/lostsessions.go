@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/switchyard-ai/switchyard/store"
 )
 
@@ -77,11 +79,34 @@ const endLostSessionSQL = `SELECT pg_terminate_backend(pid) FROM pg_stat_activit
 	WHERE pid = $1 AND backend_xid = ($2::bigint % 4294967296)::text::xid
 		AND state IN ('idle in transaction', 'idle in transaction (aborted)')`
 
+// ownConn opens a connection outside the pool, with the pool's configuration, for ending a
+// lost session: every connection of the pool may be held by a writer waiting for the
+// record locks (UpdateLocked's advisory locks, the rows written) that very session holds,
+// and a query waiting for one of them would wait for what it is there to free.
+func (d *Driver) ownConn(ctx context.Context) (*pgx.Conn, error) {
+	c, err := pgx.ConnectConfig(ctx, d.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect to end a lost session: %w", err)
+	}
+	return c, nil
+}
+
 // endLostSession terminates the server process pid of lost transaction xid when it still
 // waits, idle in the transaction, for the COMMIT that will never come: ended says it was
-// signalled. An error is the server's refusal (a role without the right to signal it).
+// signalled. It runs on a connection of its own (ownConn). An error is the server's
+// refusal (a role without the right to signal it) or the connection's failure.
 func (d *Driver) endLostSession(ctx context.Context, xid int64, pid int32) (ended bool, err error) {
-	rows, err := d.pool.Query(ctx, endLostSessionSQL, pid, xid)
+	c, err := d.ownConn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	return endLostSessionOn(ctx, c, xid, pid)
+}
+
+// endLostSessionOn is endLostSession's query on q.
+func endLostSessionOn(ctx context.Context, q querier, xid int64, pid int32) (ended bool, err error) {
+	rows, err := q.Query(ctx, endLostSessionSQL, pid, xid)
 	if err != nil {
 		return false, fmt.Errorf("pgstore: end the lost session of transaction %d: %w", xid, err)
 	}
@@ -137,11 +162,7 @@ func (d *Driver) endLostLater(xid int64, pid int32) {
 				return // CommitStatus was told
 			}
 			ctx, cancel := context.WithTimeout(d.stopping, endLostTry)
-			_, err := d.txidStatus(ctx, xid)
-			ended := false
-			if errors.Is(err, store.ErrCommitUnknown) {
-				ended, _ = d.endLostSession(ctx, xid, pid)
-			}
+			ended, err := d.tryEndLost(ctx, xid, pid)
 			cancel()
 			if ended || err == nil || errors.Is(err, store.ErrInvalid) {
 				return // ended, or over: CommitStatus tells the rest
@@ -149,4 +170,20 @@ func (d *Driver) endLostLater(xid int64, pid int32) {
 			wait = min(2*wait, endLostMaxGap)
 		}
 	}()
+}
+
+// tryEndLost is one of endLostLater's tries, on a connection of its own (ownConn), as the
+// pool's may all wait for the lost session: it asks txid_status and, the transaction still
+// in progress, ends its session. err is txid_status's answer (nil: told; matching
+// store.ErrCommitUnknown: still in progress, or the question could not be asked).
+func (d *Driver) tryEndLost(ctx context.Context, xid int64, pid int32) (ended bool, err error) {
+	c, err := d.ownConn(ctx)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", store.ErrCommitUnknown, err)
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	if _, err = txidStatusOn(ctx, c, xid); errors.Is(err, store.ErrCommitUnknown) {
+		ended, _ = endLostSessionOn(ctx, c, xid, pid)
+	}
+	return ended, err
 }

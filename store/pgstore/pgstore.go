@@ -738,8 +738,13 @@ const endedWait = 5 * time.Second
 
 // txidStatus is txid_status(xid) as CommitStatus answers it.
 func (d *Driver) txidStatus(ctx context.Context, xid int64) (bool, error) {
+	return txidStatusOn(ctx, d.pool, xid)
+}
+
+// txidStatusOn is txidStatus asked on q (the pool, or a connection of its own).
+func txidStatusOn(ctx context.Context, q querier, xid int64) (bool, error) {
 	var status *string
-	if err := d.pool.QueryRow(ctx, "SELECT txid_status($1)", xid).Scan(&status); err != nil {
+	if err := q.QueryRow(ctx, "SELECT txid_status($1)", xid).Scan(&status); err != nil {
 		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "22023" {
 			// "transaction ID … is in the future": the id is not this database's (a
 			// failover to a standby that never saw it). Asked again later, once the
