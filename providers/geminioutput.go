@@ -14,9 +14,13 @@ func geminiOutputTool(req *Request) string {
 	return outputToolName(req, "json_answer")
 }
 
-// takeOutputCall takes the call of the answer function out (see geminiOutputTool) out of
-// calls: its arguments are the answer's text, the other calls stay calls (in calls' own
-// array). ok is false, and calls untouched, when out is "" or was not called.
+// takeOutputCall takes the calls of the answer function out (see geminiOutputTool) out of
+// calls: the first one's arguments are the answer's text (a model calling it again in
+// parallel repeats it: no caller declared that function, so none of them stays a call),
+// the other calls stay calls (in calls' own array). A thought signature only an answer
+// call carried (Gemini signs the first call of a turn) goes to the first call kept, which
+// Gemini 3 wants it on when the turn comes back. ok is false, and calls untouched, when
+// out is "" or was not called.
 func takeOutputCall(calls []ToolCall, out string) (answer string, kept []ToolCall, ok bool) {
 	if out == "" {
 		return "", calls, false
@@ -26,5 +30,15 @@ func takeOutputCall(calls []ToolCall, out string) (answer string, kept []ToolCal
 		return "", calls, false
 	}
 	answer = calls[i].Arguments
-	return answer, slices.Delete(calls, i, i+1), true
+	signature := ""
+	for _, c := range calls {
+		if c.Name == out && signature == "" {
+			signature = c.ThoughtSignature
+		}
+	}
+	kept = slices.DeleteFunc(calls, func(c ToolCall) bool { return c.Name == out })
+	if len(kept) > 0 && kept[0].ThoughtSignature == "" {
+		kept[0].ThoughtSignature = signature
+	}
+	return answer, kept, true
 }
