@@ -130,14 +130,21 @@ func (k membership[M]) member(ctx context.Context, tx store.Tx, owner, id, userI
 
 // update changes the membership of owner's container id that userID (else email) names
 // with change, and stores it, in one transaction of st; it returns the membership changed
-// and its user.
-func (k membership[M]) update(ctx context.Context, st *store.Store, owner, id, userID, email string, change func(m *M)) (M, user, error) {
+// and its user. check, when not nil, is called in that transaction with the membership
+// as it was, before change: an error it answers refuses the update (nothing stored), so
+// what the caller's right rests on (an org_admin's role) is read with the change it allows.
+func (k membership[M]) update(ctx context.Context, st *store.Store, owner, id, userID, email string, check func(tx store.Tx, m M) error, change func(m *M)) (M, user, error) {
 	var m M
 	var u user
 	err := st.Update(ctx, func(tx store.Tx) error {
 		var err error
 		if m, u, err = k.member(ctx, tx, owner, id, userID, email); err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(tx, m); err != nil {
+				return err
+			}
 		}
 		change(&m)
 		return k.put(ctx, tx, owner, m)

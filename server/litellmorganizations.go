@@ -401,29 +401,15 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 			if err := checkOrgCaller(ctx, s.cfg.Store, who, c, req.OrganizationID, "organization_id", true); err != nil {
 				return err
 			}
-			if c.virtual && budgetGiven {
-				// The member named by id or address: read first, as the update reads it again.
-				err := s.cfg.Store.Update(ctx, func(tx store.Tx) error {
-					m, _, err := organizationMembership.member(ctx, tx, who, req.OrganizationID, req.UserID, req.UserEmail)
-					if err == nil && m.UserID == c.userID {
-						e := Errorf(http.StatusForbidden, KindForbidden, "max_budget_in_organization: an org_admin's key may not set its own user's bound in organization %q (an operator key sets it)", req.OrganizationID)
-						e.Param = "max_budget_in_organization"
-						return e
+			m, u, err := organizationMembership.update(ctx, s.cfg.Store, who, req.OrganizationID, req.UserID, req.UserEmail,
+				orgMemberUpdateCheck(ctx, who, c, req.OrganizationID, budgetGiven), func(m *organizationMember) {
+					if req.Role != nil {
+						m.Role, m.UpdatedAt = *req.Role, time.Now().UTC()
 					}
-					return err
+					if budgetGiven {
+						m.MaxBudgetInOrganization, m.BudgetBlock, m.UpdatedAt = bound, block, time.Now().UTC()
+					}
 				})
-				if err != nil {
-					return err
-				}
-			}
-			m, u, err := organizationMembership.update(ctx, s.cfg.Store, who, req.OrganizationID, req.UserID, req.UserEmail, func(m *organizationMember) {
-				if req.Role != nil {
-					m.Role, m.UpdatedAt = *req.Role, time.Now().UTC()
-				}
-				if budgetGiven {
-					m.MaxBudgetInOrganization, m.BudgetBlock, m.UpdatedAt = bound, block, time.Now().UTC()
-				}
-			})
 			if err != nil {
 				return err
 			}
@@ -641,4 +627,26 @@ func organizationListed(o organization, orgID, orgAlias string, in map[string]st
 		}
 	}
 	return true
+}
+
+// orgMemberUpdateCheck is member_update's check of caller c, run in the update's
+// transaction (membership.update): an org_admin's key is checked again there, so a role
+// taken from its user since the check before the member was looked up refuses the update
+// rather than being overwritten by it; and it may not set its own user's
+// max_budget_in_organization (budgetGiven), a bound set over it. nil for an operator key.
+func orgMemberUpdateCheck(ctx context.Context, owner string, c orgCaller, org string, budgetGiven bool) func(tx store.Tx, m organizationMember) error {
+	if !c.virtual {
+		return nil
+	}
+	return func(tx store.Tx, m organizationMember) error {
+		if err := checkOrgCaller(ctx, tx, owner, c, org, "organization_id", true); err != nil {
+			return err
+		}
+		if budgetGiven && m.UserID == c.userID {
+			e := Errorf(http.StatusForbidden, KindForbidden, "max_budget_in_organization: an org_admin's key may not set its own user's bound in organization %q (an operator key sets it)", org)
+			e.Param = "max_budget_in_organization"
+			return e
+		}
+		return nil
+	}
 }

@@ -311,7 +311,7 @@ func (s *Server) litellmTeamMemberRoutes() {
 				return err
 			}
 			ctx, who := r.Context(), owner(r)
-			m, u, err := teamMembership.update(ctx, s.cfg.Store, who, req.TeamID, req.UserID, req.UserEmail, func(m *teamMember) {
+			m, u, err := teamMembership.update(ctx, s.cfg.Store, who, req.TeamID, req.UserID, req.UserEmail, nil, func(m *teamMember) {
 				if req.Role != nil {
 					m.Role = *req.Role
 				}
