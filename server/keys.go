@@ -71,7 +71,7 @@ type keyRequest struct {
 	Metadata   map[string]any    `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads two: user_id (see user_id) and tags\\, the key's tags (LiteLLM's key-level tags: a list of at most 16 request tags every request of the key carries\\, for tag routing\\, tag budgets and spend per tag)"`
 	Blocked    bool              `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
 	Guardrails []string          `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
-	TeamID     string            `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none (\"\" or null on PATCH takes the key out of its team)"`
+	TeamID     string            `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none (\"\" or null on PATCH takes the key out of its team); a key with a user_id moved into a team on PATCH must be of a member of it (403 otherwise)"`
 	MCPServers []string          `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
 	// OrganizationID puts a key without a team in an organization (LiteLLM's key
 	// organization_id); a key of a team is in the team's organization.
@@ -1181,6 +1181,11 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 				return err
 			}
 		}
+		if req.TeamID != "" && req.TeamID != rec.TeamID {
+			if err := checkKeyUserInTeam(ctx, tx, owner, req.TeamID, keyUserID(virtualKey{Metadata: req.Metadata})); err != nil {
+				return err
+			}
+		}
 		if req.TeamID != "" && (req.TeamID != rec.TeamID || !reflect.DeepEqual(req.Metadata["tags"], rec.Metadata["tags"])) {
 			// Moved into a team, or its tags changed: with the team's, at most MaxTags.
 			if err := checkKeyTeamTags(ctx, tx, owner, req.TeamID, req.Metadata); err != nil {
@@ -1212,6 +1217,26 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 	out := s.withSpend(ctx, vk)
 	out.Key = key
 	return &out, nil
+}
+
+// checkKeyUserInTeam answers 403 naming team_id when a key of user (its user_id, "" for
+// none) is put into owner's team but user is not a member of it, as LiteLLM's
+// validate_key_team_change refuses a key moved into a team its user_id is not in
+// (key_management_endpoints.py), whoever moves it. A key without user_id may join any team.
+// The user checked is the key's after the change (LiteLLM checks the key's before it,
+// which differs only when one request changes both).
+func checkKeyUserInTeam(ctx context.Context, rd store.Reader, owner, team, user string) error {
+	if user == "" {
+		return nil
+	}
+	if _, ok, err := memberOf(ctx, rd, owner, team, user); err != nil {
+		return err
+	} else if !ok {
+		e := Errorf(http.StatusForbidden, KindForbidden, "team_id: User=%s is not a member of the team=%s. Check team members via `/team/info` (add it with /team/member_add).", user, team)
+		e.Param = "team_id"
+		return e
+	}
+	return nil
 }
 
 // checkKeyMCPServers validates a key's mcp_servers: each one a server of --mcp-servers,
