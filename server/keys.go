@@ -104,6 +104,9 @@ type keyRequest struct {
 	// fields are the fields of the body that made the request (nil: those set non-zero),
 	// for the budget fields given beside a budget_id (takeBudget).
 	fields map[string]json.RawMessage
+	// authorize, when not nil, is checked first in the transaction that issues the key
+	// (an org_admin's virtual key's right to make it: orgAdminCreation).
+	authorize func(ctx context.Context, rd store.Reader) error
 }
 
 // virtualKey describes an issued key; Key is present only in the answer that issued it.
@@ -646,6 +649,11 @@ func (s *Server) issueKey(ctx context.Context, g *completions.Gateway, owner str
 	vk := virtualKey{ID: id, Object: "api_key", CreatedAt: now, keyName: abbreviateKey(key)}
 	err = s.cfg.Store.UpdateLocked(ctx, accountLocks("key/"+id), func(tx store.Tx) error {
 		req := req // the budget's fields, taken in each attempt of the transaction
+		if req.authorize != nil {
+			if err := req.authorize(ctx, tx); err != nil {
+				return err
+			}
+		}
 		if err := takeKeyBudgetOf(ctx, tx, owner, &req, req.budgetFieldsGiven()); err != nil {
 			return err
 		}

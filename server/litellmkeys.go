@@ -217,10 +217,10 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 	notFound := "no virtual key of this key is the one given"
 	scoped := "the calling key is itself limited in scope (a virtual or job key)"
 	s.Handle(Route{Method: "POST", Path: "/key/generate", Summary: "LiteLLM's key generation: issues a virtual key (as POST /api/v1/keys)",
-		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{},
+		Tags: tags, Request: litellmKeyRequest{}, Response: litellmGeneratedKey{}, VirtualKeys: true,
 		Errors: map[int]string{
 			400: "a bad or unsupported field, or a budget field beside budget_id with another value than the budget's: the message names it",
-			403: scoped,
+			403: scoped + ", or a virtual key not an org_admin's of organization_id, or giving a field, user or limit an org_admin may not (the message names it)",
 			404: "budget_id names no budget of this key (param budget_id; POST /budget/new makes one)",
 			409: fmt.Sprintf("this key has issued %d virtual keys already, or key_alias is another key's", MaxVirtualKeysPerOwner),
 		}},
@@ -228,6 +228,16 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			fields, err := litellmBody(r)
 			if err != nil {
 				return err
+			}
+			c, err := orgCallerOf(r)
+			if err != nil {
+				return err
+			}
+			var org string
+			if c.virtual {
+				if org, err = orgAdminFields("/key/generate", fields, orgAdminKeyFields); err != nil {
+					return err
+				}
 			}
 			native, err := litellmToNative(fields, false, time.Now().UTC())
 			if err != nil {
@@ -240,6 +250,14 @@ func (s *Server) litellmRoutes(g *completions.Gateway) {
 			req.budgetBlock, req.fields = native.BudgetBlock, bodyFields(native.Body)
 			if native.Tags != nil {
 				req.Metadata = withKeyTags(req.Metadata, *native.Tags)
+			}
+			if c.virtual {
+				user := req.UserID
+				if user == "" { // LiteLLM's user_id arrives as the metadata label
+					user = keyUserID(virtualKey{Metadata: req.Metadata})
+				}
+				req.authorize = orgAdminCreation{caller: c, owner: owner(r), org: org, team: req.TeamID, user: user,
+					maxBudget: req.MaxBudgetUSD, tpm: req.TokensPerMinute, rpm: req.RequestsPerMinute}.check
 			}
 			vk, err := s.issueKey(r.Context(), g, owner(r), req, "key_alias")
 			if err != nil {

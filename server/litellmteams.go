@@ -139,12 +139,22 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 	scoped := "the calling key is itself limited in scope (a virtual or job key)"
 	notFound := "no team of this key has the team_id given"
 	s.Handle(Route{Method: "POST", Path: "/team/new", Summary: "LiteLLM's team creation (as POST /api/v1/teams): a budget and rate and model list shared by every key given its team_id",
-		Tags: tags, Request: litellmTeamRequest{}, Response: litellmTeam{},
-		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped, 409: "team_id is another team's"}},
+		Tags: tags, Request: litellmTeamRequest{}, Response: litellmTeam{}, VirtualKeys: true,
+		Errors: map[int]string{400: "a bad or unsupported field: the message names it", 403: scoped + ", or a virtual key not an org_admin's of organization_id, or giving a field or limit an org_admin may not (the message names it)", 409: "team_id is another team's"}},
 		func(w http.ResponseWriter, r *http.Request) error {
 			fields, err := litellmBody(r)
 			if err != nil {
 				return err
+			}
+			c, err := orgCallerOf(r)
+			if err != nil {
+				return err
+			}
+			var org string
+			if c.virtual {
+				if org, err = orgAdminFields("/team/new", fields, orgAdminTeamFields); err != nil {
+					return err
+				}
 			}
 			body, block, err := litellmTeamFields(fields, false)
 			if err != nil {
@@ -155,6 +165,9 @@ func (s *Server) litellmTeamRoutes(g *completions.Gateway) {
 				return litellmTeamNames(err)
 			}
 			req.budgetBlock = block == budgetBlockSet
+			if c.virtual {
+				req.authorize = orgAdminCreation{caller: c, owner: owner(r), org: org, maxBudget: req.MaxBudgetUSD, tpm: req.TokensPerMinute, rpm: req.RequestsPerMinute}.check
+			}
 			t, err := s.createTeam(r.Context(), g, owner(r), req)
 			if err != nil {
 				return litellmTeamNames(err)

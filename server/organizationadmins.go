@@ -16,9 +16,9 @@ import (
 // lists the organizations its user is a member of, as LiteLLM's lists an internal user's),
 // and, when the member's role is org_admin, add, change and remove the organization's
 // members (/organization/member_add, member_update, member_delete: LiteLLM's "proxy_admin
-// or org_admin of the organization"). Everything else about an organization — making,
-// changing or deleting it, its teams and keys — stays with the operator keys (LiteLLM's
-// proxy admins). internal_user and internal_user_viewer read only. An org_admin's key may
+// or org_admin of the organization") and make its teams and keys (orgadmincreate.go).
+// Everything else about an organization — making, changing or deleting it, changing its
+// teams and keys — stays with the operator keys (LiteLLM's proxy admins). internal_user and internal_user_viewer read only. An org_admin's key may
 // not set its own user's max_budget_in_organization: that bound is set over it.
 
 // orgCaller is the key calling an organization route.

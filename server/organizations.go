@@ -325,8 +325,8 @@ func checkTeamKeysInOrganization(ctx context.Context, g *completions.Gateway, rd
 // 422 naming organization_id when req.TeamID is a team outside it (a key of a team is in
 // the team's organization), and 422 naming models when a key without a team asks for a
 // model outside the organization's (a key of a team is held to them by checkKeyTeam).
-// A key is made in an organization by an operator key that has it: the organization
-// routes' own rule (a virtual key is refused before this).
+// A key is made in an organization by an operator key that has it, or by an org_admin's
+// virtual key (orgadmincreate.go, checked before this).
 func checkKeyOrganization(ctx context.Context, g *completions.Gateway, rd store.Reader, owner string, req keyRequest) error {
 	if req.OrganizationID == "" {
 		return nil

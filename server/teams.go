@@ -59,6 +59,9 @@ type teamRequest struct {
 	// budgetBlock marks Blocked as LiteLLM's max_budget 0 (set by its routes only; blocked
 	// given outright clears it), as a virtual key's budgetBlock.
 	budgetBlock bool
+	// authorize, when not nil, is checked first in the transaction that makes the team
+	// (an org_admin's virtual key's right to make it: orgAdminCreation).
+	authorize func(ctx context.Context, rd store.Reader) error
 }
 
 // team describes a team.
@@ -269,6 +272,11 @@ func (s *Server) createTeam(ctx context.Context, g *completions.Gateway, owner s
 	t := team{TeamID: req.TeamID, Object: "team", CreatedAt: time.Now().UTC()}
 	req.applyTo(&t, limits)
 	err = s.cfg.Store.UpdateLocked(ctx, accountLocks(teamBudgetID(owner, t.TeamID)), func(tx store.Tx) error {
+		if req.authorize != nil {
+			if err := req.authorize(ctx, tx); err != nil {
+				return err
+			}
+		}
 		if _, err := store.GetJSON[storedTeam](ctx, tx, store.Teams, owner+"/"+t.TeamID); err == nil {
 			e := Errorf(http.StatusConflict, KindConflict, "team_id: this key has a team %q already", t.TeamID)
 			e.Param = "team_id"
