@@ -324,6 +324,22 @@ func NewBudget(l BudgetLimits) *Budget {
 	return &Budget{limits: l}
 }
 
+// BlockedBy reports whether b or an account it sits inside (a team's, an organization's,
+// a user's, an end user's) is blocked, with the kind and name its refusals give that
+// account ("" and "" for b's own). Each account's limits are those b was made with, as
+// the gateway's own refusals read them.
+func (b *Budget) BlockedBy() (kind, name string, blocked bool) {
+	if b.limits.Blocked {
+		return "", "", true
+	}
+	for _, p := range b.parents {
+		if p.b.limits.Blocked {
+			return p.kind, p.name, true
+		}
+	}
+	return "", "", false
+}
+
 // Limits returns the Budget's limits.
 func (b *Budget) Limits() BudgetLimits {
 	l := b.limits

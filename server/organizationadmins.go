@@ -31,16 +31,20 @@ type orgCaller struct {
 }
 
 // orgCallerOf reads who calls r. A blocked virtual key (its own block: /key/block or
-// blocked) is refused here with a 403, as its model calls are refused: a block stops the
-// key managing an organization too.
+// blocked, or its team's, organization's or user's) is refused here with a 403, as its
+// model calls are refused: a block stops the key managing an organization too.
 func orgCallerOf(r *http.Request) (orgCaller, error) {
 	p, _ := PrincipalFrom(r.Context())
 	vk, ok := p.Scope.(virtualKeyScope)
 	if !ok {
 		return orgCaller{}, nil
 	}
-	if vk.Budget != nil && vk.Budget.Limits().Blocked {
-		return orgCaller{}, Errorf(http.StatusForbidden, KindForbidden, "this virtual key is blocked: it may not call %s %s", r.Method, r.URL.Path)
+	if vk.Budget != nil {
+		if kind, name, blocked := vk.Budget.BlockedBy(); blocked && kind == "" {
+			return orgCaller{}, Errorf(http.StatusForbidden, KindForbidden, "this virtual key is blocked: it may not call %s %s", r.Method, r.URL.Path)
+		} else if blocked {
+			return orgCaller{}, Errorf(http.StatusForbidden, KindForbidden, "this virtual key's %s %s is blocked: its keys may not call %s %s", kind, name, r.Method, r.URL.Path)
+		}
 	}
 	return orgCaller{virtual: true, keyID: vk.KeyID, userID: vk.UserID}, nil
 }

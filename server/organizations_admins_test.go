@@ -66,7 +66,8 @@ func TestOrganizationListFilters(t *testing.T) {
 // (/organization/info, GET and POST, and /organization/list, which shows only its user's
 // organizations); an org_admin's key also adds, changes and removes its members, but not
 // its own user's max_budget_in_organization; an internal_user's key, a key of another
-// organization's member, a key without user_id and a blocked key are refused (403 naming
+// organization's member, a key without user_id and a blocked key (or a key of a blocked
+// team) are refused (403 naming
 // the field), and no virtual key makes, changes or deletes an organization.
 func TestOrganizationAdminKeys(t *testing.T) {
 	_, s := keysServer(t, nil, 0)
@@ -151,5 +152,17 @@ func TestOrganizationAdminKeys(t *testing.T) {
 	}
 	if r := add(annTok.Key, "acme", `{"user_id":"fay","role":"internal_user"}`); r.status != http.StatusForbidden || !strings.Contains(r.raw, "this virtual key is blocked") {
 		t.Fatalf("a blocked org_admin key, member_add: %d %s", r.status, r.raw)
+	}
+	// So does one whose team is blocked, as its model calls are refused.
+	litellmTeamNew(t, s, `{"team_id":"ops"}`)
+	inTeam := litellmGenerate(t, s, `{"user_id":"ann","team_id":"ops"}`).Key
+	if r := add(inTeam, "acme", `{"user_id":"gus","role":"internal_user"}`); r.status != http.StatusOK {
+		t.Fatalf("org_admin's key in a team, member_add: %d %s", r.status, r.raw)
+	}
+	if r := do(t, s, "POST", "/team/block", testKey, `{"team_id":"ops"}`); r.status != http.StatusOK {
+		t.Fatalf("/team/block: %d %s", r.status, r.raw)
+	}
+	if r := add(inTeam, "acme", `{"user_id":"hal","role":"internal_user"}`); r.status != http.StatusForbidden || !strings.Contains(r.raw, "is blocked") {
+		t.Fatalf("an org_admin key of a blocked team, member_add: %d %s", r.status, r.raw)
 	}
 }
