@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bufio"
+	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
@@ -14,7 +15,8 @@ import (
 
 // ErrForwardEncoding is matched (errors.Is) by the failure of reading a forwarded answer
 // whose body is not in the Content-Encoding it was labelled with (a body sent with
-// Content-Encoding: gzip that is not gzip, a gzip stream cut or corrupt).
+// Content-Encoding: gzip that is not gzip, one labelled deflate that is neither zlib nor
+// raw deflate, a stream cut or corrupt).
 var ErrForwardEncoding = errors.New("the answer's body is not in its Content-Encoding")
 
 // encodedBodyHeaders are the response headers that describe the encoded bytes of an
@@ -71,7 +73,8 @@ func decodeForwarded(resp *http.Response) {
 }
 
 // OpenForwardedEncoding reads, when resp (a Forwarder's answer) is read decoded, the start
-// of its body that its encoding begins with (gzip's header), so that a body not in its
+// of its body that its encoding begins with (gzip's or zlib's header; a raw deflate
+// body's first block, decoded, as raw deflate has no header), so that a body not in its
 // Content-Encoding is found before anything of it is handed on: it returns the failure,
 // matching ErrForwardEncoding, or the transport's. It returns nil for an answer read as
 // it came, an empty body and one whose start is its encoding's; it waits for no more of
@@ -123,6 +126,7 @@ func (d *decodedBody) fault(err error, head bool) error {
 	var ce flate.CorruptInputError
 	if errors.Is(err, gzip.ErrHeader) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, zlib.ErrHeader) ||
 		errors.Is(err, zlib.ErrChecksum) || errors.Is(err, zlib.ErrDictionary) || errors.As(err, &ce) ||
+		errors.Is(err, errDeflateTrailingData) ||
 		head && errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w (labelled %s): %w", ErrForwardEncoding, d.encoding, err)
 	}
@@ -149,14 +153,74 @@ func (d *decodedBody) open() (io.Reader, error) {
 		}
 		return nil, d.fault(err, true)
 	}
-	if len(head) == 2 && head[0]&0x0f == 8 && (uint16(head[0])<<8|uint16(head[1]))%31 == 0 {
+	if zlibHeader(head) {
 		zr, err := zlib.NewReader(br)
 		if err != nil {
 			return nil, d.fault(err, true)
 		}
 		return zr, nil
 	}
-	return flate.NewReader(br), nil // raw deflate, without zlib's header
+	return d.openRawDeflate(br)
+}
+
+// zlibHeader reports whether head, a body's first two bytes, is a zlib header (RFC 1950)
+// that zlib.NewReader takes: deflate's method, a window of at most 32 KiB, its check bits
+// right, no preset dictionary. HTTP's "deflate" is zlib-wrapped (RFC 9110 §8.4.1.2); a
+// body that does not start so is read as raw deflate, as some servers send it (and as
+// curl and browsers read it after zlib fails at its header).
+func zlibHeader(head []byte) bool {
+	return len(head) == 2 && head[0]&0x0f == 8 && head[0]>>4 <= 7 &&
+		(uint16(head[0])<<8|uint16(head[1]))%31 == 0 && head[1]&0x20 == 0
+}
+
+// rawDeflateFirstRead is how much of a raw deflate body's decoded start openRawDeflate
+// reads before the body is handed on.
+const rawDeflateFirstRead = 4 << 10
+
+// openRawDeflate makes the decoder of a raw deflate body (no zlib header) and decodes its
+// first block before anything is handed on: raw deflate has no header to check, so a body
+// that is not deflate at all (plain JSON labelled deflate) is found only by decoding it —
+// text fails within its first bytes (a corrupt code, a back-reference before the start, a
+// final block cut short) or ends its one final block with bytes left over. A failure
+// there matches ErrForwardEncoding, as a gzip body's bad header does; the decoded start
+// is kept and read first.
+func (d *decodedBody) openRawDeflate(br *bufio.Reader) (io.Reader, error) {
+	raw := &rawDeflateReader{inflate: flate.NewReader(br), src: br}
+	first := make([]byte, rawDeflateFirstRead)
+	var n int
+	var err error
+	for n == 0 && err == nil {
+		n, err = raw.Read(first)
+	}
+	if err != nil && err != io.EOF {
+		return nil, d.fault(err, true)
+	}
+	return io.MultiReader(bytes.NewReader(first[:n]), raw), nil
+}
+
+// errDeflateTrailingData is the failure of a raw deflate body with bytes after the end of
+// its final block: not a deflate stream (deflate's own framing ends it, nothing follows).
+var errDeflateTrailingData = errors.New("bytes follow the end of its deflate stream")
+
+// rawDeflateReader reads a raw deflate stream from src through inflate, failing with
+// errDeflateTrailingData when bytes follow its final block (zlib's and gzip's trailers
+// check the end of theirs; raw deflate has none).
+type rawDeflateReader struct {
+	inflate io.Reader
+	src     *bufio.Reader
+}
+
+// Read reads the decoded stream.
+func (r *rawDeflateReader) Read(p []byte) (int, error) {
+	n, err := r.inflate.Read(p)
+	if err == io.EOF {
+		if _, perr := r.src.Peek(1); perr == nil {
+			err = errDeflateTrailingData
+		} else if perr != io.EOF {
+			err = perr
+		}
+	}
+	return n, err
 }
 
 // Close closes the raw body.

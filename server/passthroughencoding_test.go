@@ -97,3 +97,51 @@ func TestPassThroughAnswerEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestPassThroughMislabelledDeflate: an answer labelled Content-Encoding: deflate whose
+// body is neither zlib nor raw deflate (plain JSON) is answered the 502 a mislabelled gzip
+// answer gets, naming the provider, its 200 and the encoding, before anything of it is
+// relayed, and recorded as an unbilled error — not decoded into bytes that are not the
+// answer, nor cut once its 200 has gone to the client.
+func TestPassThroughMislabelledDeflate(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "deflate")
+		if strings.Contains(string(b), "short") {
+			w.Write([]byte(`{"a":1}`))
+			return
+		}
+		w.Write([]byte(`{"id":"c1","object":"chat.completion","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`))
+	}))
+	t.Cleanup(up.Close)
+	hs, s := passThroughServerOver(t, providers.NewRegistry(
+		providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: up.URL + "/v1", APIKey: "server-openai-key"})))
+	vk := issue(t, s, `{"name":"mislabel-deflate","models":["openai/gpt-4o-mini"],"max_budget_usd":5}`)
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	for i, content := range []string{"plain", "short"} {
+		body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + content + `"}]}`
+		req, _ := http.NewRequest("POST", hs.URL+"/openai/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+vk.Key)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("%s: %d %q, want 502", content, resp.StatusCode, got)
+		}
+		msg := string(got)
+		if !strings.Contains(msg, "Content-Encoding") || !strings.Contains(msg, "deflate") || !strings.Contains(msg, "openai") || !strings.Contains(msg, "200") {
+			t.Errorf("%s: 502 %s, want it to name the provider, its 200 and the deflate Content-Encoding the body is not in", content, msg)
+		}
+		rows := passThroughHistory(t, s, vk.Key)
+		if len(rows) != i+1 {
+			t.Fatalf("%s: %d requests recorded, want %d", content, len(rows), i+1)
+		}
+		if row := rows[0]; row.Outcome != "error" || row.CostUSD != 0 || row.PromptTokens != 0 {
+			t.Errorf("%s: recorded %s at %v (%d prompt tokens), want an unbilled error", content, row.Outcome, row.CostUSD, row.PromptTokens)
+		}
+	}
+}
