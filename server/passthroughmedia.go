@@ -40,9 +40,10 @@ type mediaFields struct {
 // readMediaFields reads them from body as the provider reads the body forwarded to it: a
 // multipart/form-data form (contentType's boundary) or a JSON object, field names matched
 // exactly — OpenAI's are case-sensitive, so a SIZE it ignores (drawing its default size)
-// is not taken for size. (The model check, passThroughAsk, takes a part named in any
-// case for the model: there the stricter reading is the one that refuses.) A field
-// given twice counts as the last.
+// is not taken for size — and a part named by its name, not its name* (mediaPartName).
+// (The model check, passThroughAsk, takes a part named in any case, by any of its names,
+// for the model: there the stricter reading is the one that refuses.) A field given twice
+// counts as the last.
 func readMediaFields(contentType string, body []byte) mediaFields {
 	var f mediaFields
 	set := func(name, v string) {
@@ -64,7 +65,7 @@ func readMediaFields(contentType string, body []byte) mediaFields {
 			if errors.Is(err, io.EOF) || err != nil {
 				return f
 			}
-			name := part.FormName()
+			name := mediaPartName(part)
 			if name == "file" {
 				f.file, _ = io.ReadAll(part)
 				continue
@@ -85,6 +86,22 @@ func readMediaFields(contentType string, body []byte) mediaFields {
 	}
 	json.Unmarshal(fields["n"], &f.n)
 	return f
+}
+
+// mediaPartName is part's field name as the provider's RFC 7578 form parser reads it: its
+// Content-Disposition's name parameter (Go's FormName prefers an RFC 2231 name*, which
+// RFC 7578 does not define for field names), its name* only when it has no name; "" for
+// a part that is not form-data. The model check (formAsk) takes any of a part's names,
+// the stricter reading there.
+func mediaPartName(part *multipart.Part) string {
+	name := part.FormName()
+	if name == "" {
+		return ""
+	}
+	if plain, extended := plainNameParam(part.Header.Get("Content-Disposition")); extended && plain != "" {
+		return plain
+	}
+	return name
 }
 
 // mediaUsage sets pu's Audio or Images (kind, see passThroughMedia) from the request's

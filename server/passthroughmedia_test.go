@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
 	"strings"
 	"testing"
 
@@ -48,7 +49,8 @@ func mp3At64kbps(frames int) []byte {
 // duration), else — marked estimated — its file's length as its headers say it (WAV, an
 // MP3's frames) or its srt answer's last cue; an image edit or generation whose answer
 // reports no tokens is billed per image it holds at the size asked (its field named as
-// OpenAI reads it: a SIZE or Size is not, and its default size is billed), marked
+// OpenAI reads it: a SIZE or Size is not, and its default size is billed; a form part by
+// its name, not its name*), marked
 // estimated. A file whose length nothing says is billed its size at 128 kbit/s, marked
 // estimated.
 func TestPassThroughMediaBilling(t *testing.T) {
@@ -95,7 +97,7 @@ func TestPassThroughMediaBilling(t *testing.T) {
 		return mw.FormDataContentType(), b.Bytes()
 	}
 	mp3 := []byte("ID3\x03 not a WAV: its length is not known here")
-	imagesForm := func(sizeField string) func() (string, []byte) {
+	imagesFormDisposed := func(sizeDisposition string) func() (string, []byte) {
 		return func() (string, []byte) {
 			var b bytes.Buffer
 			mw := multipart.NewWriter(&b)
@@ -103,11 +105,15 @@ func TestPassThroughMediaBilling(t *testing.T) {
 			fw.Write([]byte("\x89PNG fake"))
 			mw.WriteField("Model", "dall-e-2")
 			mw.WriteField("prompt", "a hat")
-			mw.WriteField(sizeField, "512x512")
+			sw, _ := mw.CreatePart(textproto.MIMEHeader{"Content-Disposition": {sizeDisposition}})
+			io.WriteString(sw, "512x512")
 			mw.WriteField("n", "2")
 			mw.Close()
 			return mw.FormDataContentType(), b.Bytes()
 		}
+	}
+	imagesForm := func(sizeField string) func() (string, []byte) {
+		return imagesFormDisposed(`form-data; name="` + sizeField + `"`)
 	}
 	twoImages := cat.ImageCost("openai/dall-e-2", providers.ImageUsage{Images: 2, Size: "512x512"}).TotalUSD
 	// OpenAI reads field names as they are: a SIZE it ignores draws its default size.
@@ -141,6 +147,13 @@ func TestPassThroughMediaBilling(t *testing.T) {
 		}, perSeconds(2), true},
 		{"image edit", "/openai/v1/images/edits?answer=images", imagesForm("size"), twoImages, true},
 		{"image edit naming SIZE", "/openai/v1/images/edits?answer=images", imagesForm("SIZE"), twoDefaultImages, true},
+		// RFC 7578 reads a part's name, not its name* (which Go's FormName prefers).
+		{"image edit naming size, name* quality", "/openai/v1/images/edits?answer=images",
+			imagesFormDisposed(`form-data; name="size"; name*=UTF-8''quality`), twoImages, true},
+		{"image edit naming Size, name* size", "/openai/v1/images/edits?answer=images",
+			imagesFormDisposed(`form-data; name="Size"; name*=UTF-8''size`), twoDefaultImages, true},
+		{"image edit named only by name* size", "/openai/v1/images/edits?answer=images",
+			imagesFormDisposed(`form-data; name*=UTF-8''size`), twoImages, true},
 		{"image generation", "/openai/v1/images/generations?answer=images", func() (string, []byte) {
 			return "application/json", []byte(`{"model":"dall-e-2","prompt":"a hat","size":"512x512","n":2}`)
 		}, twoImages, true},
