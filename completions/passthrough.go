@@ -103,6 +103,9 @@ func (g *Gateway) BeginPassThrough(ctx context.Context, scope Scope, provider, m
 	if err != nil {
 		return nil, err
 	}
+	// The route forwards the request itself, under its caller's context: no call takes
+	// over the deadline context the admission kept, whose timer would run until End.
+	pl.dropDeadline()
 	pl.req.Stream = stream
 	g.countModel(pl, t, g.opts.Now()) // admitted by enterOp: the request is sent now
 	return &PassThrough{g: g, p: pl, t: t, f: f, stream: stream, begin: g.opts.Now()}, nil

@@ -149,6 +149,10 @@ func (g *Gateway) beginRealtime(ctx context.Context, scope Scope, model string, 
 	if err != nil {
 		return nil, err
 	}
+	// A session outlives the request's deadline and its calls (Dial, Call) take their
+	// caller's context: none takes over the deadline context the admission kept, whose
+	// timer would run until End.
+	p.dropDeadline()
 	p.req.Stream = true
 	p.perResponse = true
 	now := g.opts.Now()

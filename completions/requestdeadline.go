@@ -34,8 +34,9 @@ func (p *plan) withDeadline(ctx context.Context) (context.Context, context.Cance
 // keepDeadline keeps dctx, the bound of ctx by the request's deadline the request's
 // admission waited under (withDeadline), for its calls under ctx to take over rather than
 // make another: the request's deadline context is then made once. The calls' withDeadline
-// takes it; ended cancels it when none did (a request admitted that calls no model, a
-// pass-through's), and enterBudget when the request is refused after all.
+// takes it; ended cancels it when none did (a request admitted that calls no model), and
+// enterBudget when the request is refused after all; a request whose calls are not the
+// gateway's (a pass-through, a realtime session) drops it once admitted (dropDeadline).
 func (p *plan) keepDeadline(ctx, dctx context.Context, cancel context.CancelFunc) {
 	p.dropDeadline()
 	p.admitted = keptDeadline{parent: ctx, ctx: dctx, cancel: cancel}

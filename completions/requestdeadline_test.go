@@ -164,27 +164,52 @@ func TestUncomparableCallerContext(t *testing.T) {
 	}
 }
 
-// TestPassThroughEndStopsAdmissionDeadline: a request admitted into its budget's spend
-// gate that makes no call through the gateway's attempts (a pass-through, whose route
-// forwards it) keeps its admission's deadline context until it ends, and ending it
-// (plan.ended) cancels it: no timer of it outlives the request.
-func TestPassThroughEndStopsAdmissionDeadline(t *testing.T) {
+// TestPassThroughDropsAdmissionDeadline: a request admitted into its budget's spend gate
+// that makes no call through the gateway's attempts (a pass-through, whose route forwards
+// it under its caller's context) stops the deadline context its admission made as soon
+// as it is admitted, rather than keeping its timer until the request ends (a stream's
+// may be long after): none is live once BeginPassThrough returns, nor after End.
+func TestPassThroughDropsAdmissionDeadline(t *testing.T) {
 	up := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-test"})
 	g, err := New(Options{Providers: fakeRegistry{"openai": up}, Prices: fakePrices{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	parent := newCountingParent()
-	pt, err := g.BeginPassThrough(parent, Scope{Budget: NewBudget(BudgetLimits{MaxCostUSD: 100})}, "openai", "gpt-4o-mini", false)
+	pt, err := g.BeginPassThrough(parent, Scope{Budget: NewBudget(BudgetLimits{MaxCostUSD: 100})}, "openai", "gpt-4o-mini", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if made, live := parent.counts(); made != 1 || live != 1 {
-		t.Fatalf("admitted: %d deadline contexts made, %d live; want one, kept", made, live)
+	if made, live := parent.counts(); made != 1 || live != 0 {
+		t.Fatalf("admitted: %d deadline contexts made, %d live; want the admission's one, stopped", made, live)
 	}
 	pt.End(parent, PassThroughUsage{Usage: providers.Usage{PromptTokens: 10, CompletionTokens: 1}, Reported: true}, time.Millisecond, nil)
-	if _, live := parent.counts(); live != 0 {
-		t.Fatalf("%d deadline contexts live after the pass-through ended, want 0", live)
+	if made, live := parent.counts(); made != 1 || live != 0 {
+		t.Fatalf("after the pass-through ended: %d deadline contexts made, %d live; want one made, none live", made, live)
+	}
+}
+
+// TestRealtimeDropsAdmissionDeadline: a realtime session of a key with a budget, admitted
+// into its spend gate, stops the deadline context its admission made once admitted: the
+// session (and its dial, under its caller's context) outlives the request's deadline, so
+// no call takes that context over, and its timer does not run for the session's life.
+func TestRealtimeDropsAdmissionDeadline(t *testing.T) {
+	up := providers.NewOpenAI(providers.Config{Name: "openai", BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-test"})
+	g, err := New(Options{Providers: fakeRegistry{"openai": up}, Prices: providers.DefaultCatalog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := newCountingParent()
+	s, err := g.BeginRealtime(parent, Scope{Budget: NewBudget(BudgetLimits{MaxCostUSD: 100})}, "openai/gpt-realtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made, live := parent.counts(); made != 1 || live != 0 {
+		t.Fatalf("admitted: %d deadline contexts made, %d live; want the admission's one, stopped", made, live)
+	}
+	s.End(parent, nil)
+	if made, live := parent.counts(); made != 1 || live != 0 {
+		t.Fatalf("after the session ended: %d deadline contexts made, %d live; want one made, none live", made, live)
 	}
 }
 
