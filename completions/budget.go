@@ -134,6 +134,13 @@ type sharedBudget struct {
 	Applied []string `json:"applied_charges,omitempty"`
 }
 
+// sharedBudgetUsed is the part of a shared Budget's record (sharedBudget) Used reads: its
+// usage, without the limits, leases and applied charges' ids a whole record's decoding
+// would allocate.
+type sharedBudgetUsed struct {
+	Used BudgetUsage `json:"used"`
+}
+
 // CreateSharedBudget stores a new account id with limits l and nothing used, and returns
 // the Budget on it. Each reserved call and each charge is then one store transaction, so
 // processes sharing the store never both take the last call.
@@ -351,7 +358,7 @@ func (b *Budget) Limits() BudgetLimits {
 // bounds the read); if that fails it returns what this process last saw.
 func (b *Budget) Used(ctx context.Context) BudgetUsage {
 	if b.st != nil {
-		if rec, err := store.GetJSON[sharedBudget](ctx, b.st, store.Budgets, b.id); err == nil {
+		if rec, err := store.GetJSON[sharedBudgetUsed](ctx, b.st, store.Budgets, b.id); err == nil {
 			o := b.own()
 			o.mu.Lock()
 			o.used = rec.Used
