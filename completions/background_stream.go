@@ -479,8 +479,9 @@ func (g *Gateway) followStored(ctx context.Context, owner, id string, f *frameWr
 		rec, err := g.storedResponse(ctx, owner, id)
 		if errors.Is(err, ErrResponseNotFound) {
 			// Deleted while read (its run stopped): the stream ends saying so.
-			if _, err := f.w.Write(encodeFrame(responsesEvent{Type: "error", SequenceNumber: f.after + 1, Code: "not_found",
-				Message: fmt.Sprintf("response %q was deleted", id)})); err != nil {
+			gone := responsesErrorEvent("not_found", fmt.Sprintf("response %q was deleted", id))
+			gone.SequenceNumber = f.after + 1
+			if _, err := f.w.Write(encodeFrame(gone)); err != nil {
 				return err
 			}
 			return f.sse.Flush()

@@ -115,7 +115,7 @@ func (g *Gateway) StreamWithMCP(ctx context.Context, scope Scope, r *ResponsesRe
 		if errors.Is(err, ErrGuardrailBlocked) {
 			code, ocode = "guardrail_violation", "guardrail_violation"
 		}
-		_ = run.w.emit(responsesEvent{Type: "error", Code: code, Message: msg})
+		_ = run.w.emit(responsesErrorEvent(code, msg))
 		o.Status, o.Error, o.Store = "failed", &ResponseError{Code: ocode, Message: msg}, false
 		failed := *o
 		_ = run.w.emit(responsesEvent{Type: "response.failed", Response: &failed})

@@ -1,6 +1,7 @@
 package completions
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -32,6 +33,20 @@ type responsesEvent struct {
 	Annotation      any    `json:"annotation,omitempty"`
 	Code            string `json:"code,omitempty"`
 	Message         string `json:"message,omitempty"`
+	// Param is an error event's param: the request field the error is about, null when it
+	// is about none (openai-go's ResponseErrorEvent requires the member: code, message,
+	// param, sequence_number). Left out of every other event.
+	Param json.RawMessage `json:"param,omitempty"`
+}
+
+// nullParam is an error event's param when the error names no field.
+var nullParam = json.RawMessage("null")
+
+// responsesErrorEvent is the Responses stream's "error" event with code and message, as
+// OpenAI sends it: code, message, param (null: a failed stream names no request field) and
+// the sequence number its writer gives it.
+func responsesErrorEvent(code, message string) responsesEvent {
+	return responsesEvent{Type: "error", Code: code, Message: message, Param: nullParam}
 }
 
 // responsesWriter emits the events of one Responses stream with increasing sequence numbers.
@@ -325,7 +340,7 @@ func WriteResponsesStreamWith(rw http.ResponseWriter, st *ResponseStream, o *Res
 			if errors.Is(err, ErrGuardrailBlocked) {
 				code, ocode = "guardrail_violation", "guardrail_violation" // a post_call guardrail refused the answer
 			}
-			_ = w.emit(responsesEvent{Type: "error", Code: code, Message: msg})
+			_ = w.emit(responsesErrorEvent(code, msg))
 			o.Status, o.Error = "failed", &ResponseError{Code: ocode, Message: msg}
 			o.Store = false // a failed answer is not kept
 			failed := *o
