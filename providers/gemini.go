@@ -286,6 +286,15 @@ func geminiThinking(model string, t *Thinking, maxTokens int) *geminiThinkingCon
 	return nil
 }
 
+// geminiSearchWithJSON reports whether model answers in a JSON format (responseMimeType
+// application/json, with or without a responseSchema) while grounding on Google Search:
+// Gemini 3 and later do ("Gemini 3 lets you combine Structured Outputs with built-in tools,
+// including Grounding with Google Search", Gemini's structured output guide); Gemini 2.x
+// refuses the request.
+func geminiSearchWithJSON(model string) bool {
+	return geminiMajor(strings.TrimPrefix(model, "models/")) >= 3
+}
+
 // geminiMajor is the major version of a "gemini-N…" model name, 0 for names without one
 // (gemini-pro, gemini-exp-…, gemma-…), so newer generations are recognised unlisted.
 func geminiMajor(m string) int {
@@ -435,12 +444,18 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 	}
 	out := geminiOutputTool(req)
 	if f := req.ResponseFormat; f.JSON() && out == "" {
-		if len(req.Tools) > 0 || req.Search {
+		switch {
+		case len(req.Tools) > 0:
 			// Gemini answers 400 "Function calling with a response mime type:
-			// 'application/json' is unsupported" (search likewise). A JSON schema beside
-			// functions is asked as an answer function instead (geminiOutputTool).
+			// 'application/json' is unsupported". A JSON schema beside functions is asked
+			// as an answer function instead (geminiOutputTool).
 			return b, &UnsupportedError{Provider: g.Name(), Field: "response_format",
-				Reason: "Gemini cannot combine a JSON object response format with tools, or any JSON format with search; send a json_schema with tools, or one or the other"}
+				Reason: "Gemini cannot combine a JSON object response format with tools; send a json_schema with tools, or one or the other"}
+		case req.Search && !geminiSearchWithJSON(req.Model):
+			// Gemini 2.x answers 400 "controlled generation is not supported with
+			// google_search tool"; Gemini 3 takes both.
+			return b, &UnsupportedError{Provider: g.Name(), Field: "response_format",
+				Reason: fmt.Sprintf("%s cannot combine a JSON response format with its Google Search (Gemini 3 and later can); send one or the other, or use a Gemini 3 model", req.Model)}
 		}
 		if b.GenerationConfig == nil {
 			b.GenerationConfig = &geminiGenerationConfig{}
