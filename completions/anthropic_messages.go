@@ -459,7 +459,7 @@ func (r *AnthropicMessagesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 	c.fitMaxTokens = true
 	c.maxStop = MaxAnyStopSequences // Anthropic takes more than OpenAI's 4
 	c.promptCache = r.cacheMarked()
-	c.promptCacheTTL, c.promptCacheTailTTL = r.cacheTTLs()
+	c.promptCacheToolsTTL, c.promptCacheTTL, c.promptCacheTailTTL = r.cacheTTLs()
 	c.fieldName = func(f string) string {
 		if f == "search" && searchField != "" {
 			return searchField // the model cannot search: the web_search tool is the field
@@ -487,8 +487,10 @@ type AnthropicOutputFormat struct {
 }
 
 // cacheTTLs are the longest lifetimes ("1h" or "") r's cache_control breakpoints ask for:
-// on its system prompt and tools (the prefix), and on its messages (the conversation).
-func (r *AnthropicMessagesRequest) cacheTTLs() (prefix, tail string) {
+// on its tools, on its system prompt, and on its messages (the conversation), each relayed
+// as asked (a caller keeping its tools an hour and its system prompt 5 minutes pays
+// one-hour writes for the tools only).
+func (r *AnthropicMessagesRequest) cacheTTLs() (tools, system, tail string) {
 	longest := func(ttl *string, raw json.RawMessage) {
 		var cc struct {
 			TTL string `json:"ttl"`
@@ -506,15 +508,15 @@ func (r *AnthropicMessagesRequest) cacheTTLs() (prefix, tail string) {
 			}
 		}
 	}
-	in(&prefix, r.System.Blocks)
+	in(&system, r.System.Blocks)
 	for _, t := range r.Tools {
-		longest(&prefix, t.CacheControl)
+		longest(&tools, t.CacheControl)
 	}
 	for _, m := range r.Messages {
 		in(&tail, m.Content.Blocks)
 	}
 	longest(&tail, r.CacheControl)
-	return prefix, tail
+	return tools, system, tail
 }
 
 // cacheMarked reports whether r marks any cache_control breakpoint: the caller caches its

@@ -469,20 +469,30 @@ func TestAnthropicStreamMessageStartUsage(t *testing.T) {
 	}
 }
 
-// TestAnthropicPromptCacheTTL: a cache_control ttl of "1h" on the caller's system prompt or
-// tools asks the provider to keep the prefix an hour, on its messages the conversation;
-// the answer's one-hour writes are reported as Anthropic splits them.
+// TestAnthropicPromptCacheTTL: a cache_control ttl of "1h" on the caller's tools, system
+// prompt or messages asks the provider to keep that part an hour — each as marked, so a
+// caller keeping its tools an hour and its system prompt 5 minutes pays one-hour writes for
+// the tools only; the answer's one-hour writes are reported as Anthropic splits them.
 func TestAnthropicPromptCacheTTL(t *testing.T) {
 	h := newHarness(t, nil)
 	h.a.on("m", step{text: "ok", usage: providers.Usage{PromptTokens: 2000, CompletionTokens: 5, CacheCreationTokens: 1500, CacheCreation1hTokens: 1000}})
-	for body, want := range map[string][2]string{
-		`{"model":"a/m","max_tokens":5,"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}]}`: {"1h", ""},
-		`{"model":"a/m","max_tokens":5,"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral","ttl":"1h"}}],"messages":[{"role":"user","content":"x"}]}`:                                             {"1h", ""},
-		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]}`:                                                                            {"", "1h"},
-		`{"model":"a/m","max_tokens":5,"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"5m"}}],"messages":[{"role":"user","content":"x"}]}`:                                                               {"", ""},
+	const (
+		tools1h  = `"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral","ttl":"1h"}}],`
+		tools5m  = `"tools":[{"name":"f","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral","ttl":"5m"}}],`
+		system1h = `"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"1h"}}],`
+		system5m = `"system":[{"type":"text","text":"S","cache_control":{"type":"ephemeral","ttl":"5m"}}],`
+	)
+	for body, want := range map[string][3]string{ // tools, system, messages
+		`{"model":"a/m","max_tokens":5,` + system1h + `"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}]}`: {"", "1h", ""},
+		`{"model":"a/m","max_tokens":5,` + tools1h + `"messages":[{"role":"user","content":"x"}]}`:                                                                {"1h", "", ""},
+		`{"model":"a/m","max_tokens":5,` + tools1h + system5m + `"messages":[{"role":"user","content":"x"}]}`:                                                     {"1h", "", ""},
+		`{"model":"a/m","max_tokens":5,` + tools5m + system1h + `"messages":[{"role":"user","content":"x"}]}`:                                                     {"", "1h", ""},
+		`{"model":"a/m","max_tokens":5,` + tools1h + system1h + `"messages":[{"role":"user","content":"x"}]}`:                                                     {"1h", "1h", ""},
+		`{"model":"a/m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral","ttl":"1h"}}]}]}`:      {"", "", "1h"},
+		`{"model":"a/m","max_tokens":5,` + system5m + `"messages":[{"role":"user","content":"x"}]}`:                                                               {"", "", ""},
 		// Automatic caching: one top-level cache_control.
-		`{"model":"a/m","max_tokens":5,"cache_control":{"type":"ephemeral"},"messages":[{"role":"user","content":"x"}]}`:            {"", ""},
-		`{"model":"a/m","max_tokens":5,"cache_control":{"type":"ephemeral","ttl":"1h"},"messages":[{"role":"user","content":"x"}]}`: {"", "1h"},
+		`{"model":"a/m","max_tokens":5,"cache_control":{"type":"ephemeral"},"messages":[{"role":"user","content":"x"}]}`:            {"", "", ""},
+		`{"model":"a/m","max_tokens":5,"cache_control":{"type":"ephemeral","ttl":"1h"},"messages":[{"role":"user","content":"x"}]}`: {"", "", "1h"},
 	} {
 		_, c, err := messagesRequest(t, body)
 		if err != nil {
@@ -496,8 +506,8 @@ func TestAnthropicPromptCacheTTL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := h.a.lastRequest(); !got.PromptCache || got.PromptCacheTTL != want[0] || got.PromptCacheTailTTL != want[1] {
-			t.Errorf("%s: cache %v ttl %q tail %q, want %q %q", body, got.PromptCache, got.PromptCacheTTL, got.PromptCacheTailTTL, want[0], want[1])
+		if got := h.a.lastRequest(); !got.PromptCache || got.PromptCacheToolsTTL != want[0] || got.PromptCacheTTL != want[1] || got.PromptCacheTailTTL != want[2] {
+			t.Errorf("%s: cache %v tools %q system %q tail %q, want %q", body, got.PromptCache, got.PromptCacheToolsTTL, got.PromptCacheTTL, got.PromptCacheTailTTL, want)
 		}
 		u := NewAnthropicResponse(resp, "a/m").Usage
 		if u.CacheCreationInputTokens != 1500 || u.CacheCreation == nil || u.CacheCreation.Ephemeral1h != 1000 || u.CacheCreation.Ephemeral5m != 500 {

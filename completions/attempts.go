@@ -152,7 +152,7 @@ func (g *Gateway) prepare(ctx context.Context, scope Scope, req *Request) (*plan
 	p.preq = providers.Request{Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Search: req.Search, SearchOptions: req.searchOptions, Thinking: req.Thinking,
 		TopP: req.TopP, TopK: req.TopK, Stop: req.Stop, Tools: req.Tools, ToolChoice: req.ToolChoice, ParallelToolCalls: req.ParallelToolCalls,
 		SingleToolCall: req.legacyFunctions || req.singleToolCall, ResponseFormat: req.ResponseFormat, OpenAIOptions: req.OpenAIOptions, PromptCache: req.promptCache,
-		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL,
+		PromptCacheTTL: req.promptCacheTTL, PromptCacheTailTTL: req.promptCacheTailTTL, PromptCacheToolsTTL: req.promptCacheToolsTTL,
 		SafetySettings: req.safetySettings, CodeExecution: req.codeExecution, URLContext: req.urlContext,
 		Logprobs: req.Logprobs, TopLogprobs: req.TopLogprobs, Modalities: req.modalities, Audio: req.audio}
 	p.timing = g.timingFor(p.start, scope, req)

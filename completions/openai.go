@@ -130,8 +130,8 @@ type OpenAIChatRequest struct {
 	// legacyFunctions: the request's functions were translated to tools (UsesLegacyFunctions).
 	legacyFunctions bool
 	// fitMaxTokens, promptCache and its TTLs: see Request's.
-	fitMaxTokens, promptCache          bool
-	promptCacheTTL, promptCacheTailTTL string
+	fitMaxTokens, promptCache                               bool
+	promptCacheTTL, promptCacheTailTTL, promptCacheToolsTTL string
 	// topK: see Request.TopK (the Messages surface's).
 	topK *int
 	// codeExecution and urlContext ask for Gemini's built-in tools (the Gemini surface's
@@ -539,7 +539,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		fieldName:      fieldName,
 		fitMaxTokens:   r.fitMaxTokens,
 		promptCache:    r.promptCache,
-		promptCacheTTL: r.promptCacheTTL, promptCacheTailTTL: r.promptCacheTailTTL,
+		promptCacheTTL: r.promptCacheTTL, promptCacheTailTTL: r.promptCacheTailTTL, promptCacheToolsTTL: r.promptCacheToolsTTL,
 		TopK:                   r.topK,
 		Logprobs:               logprobs,
 		TopLogprobs:            top,

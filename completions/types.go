@@ -250,8 +250,9 @@ type Request struct {
 	// cache_control.
 	promptCache bool
 	// promptCacheTTL and promptCacheTailTTL are the caller's cache lifetimes ("1h" or "")
-	// for the prefix (system, tools) and the conversation (providers.Request's).
-	promptCacheTTL, promptCacheTailTTL string
+	// for the prefix (system, tools) and the conversation, promptCacheToolsTTL the tools'
+	// when they are kept longer than the system prompt (providers.Request's).
+	promptCacheTTL, promptCacheTailTTL, promptCacheToolsTTL string
 	// showSources streams the web pages a provider's own search found (EventSources): the
 	// Messages surface, which returns them as web_search_tool_result blocks.
 	showSources bool

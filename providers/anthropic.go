@@ -2,6 +2,7 @@ package providers
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -230,14 +231,16 @@ type anthropicCache struct {
 // breakpoints (Request.PromptCacheTTL).
 const AnthropicExtendedCacheTTLBeta = "extended-cache-ttl-2025-04-11"
 
-// cacheTTLs are the TTLs of the prefix and tail breakpoints of req: "1h" or "" (5 minutes),
-// the prefix's at least the tail's.
-func cacheTTLs(req *Request) (prefix, tail string) {
-	prefix, tail = oneHour(req.PromptCacheTTL), oneHour(req.PromptCacheTailTTL)
-	if tail != "" {
-		prefix = tail
-	}
-	return prefix, tail
+// cacheTTLs are the TTLs of the tools', the system prompt's and the conversation's (tail)
+// breakpoints of req, each "1h" or "" (5 minutes) as the caller asked, except where
+// Anthropic would refuse the order: it reads tools, system, messages, and a breakpoint
+// kept an hour may not follow one kept 5 minutes, so a part kept an hour keeps those
+// before it an hour too.
+func cacheTTLs(req *Request) (tools, system, tail string) {
+	tail = oneHour(req.PromptCacheTailTTL)
+	system = cmp.Or(oneHour(req.PromptCacheTTL), tail)
+	tools = cmp.Or(oneHour(req.PromptCacheToolsTTL), system)
+	return tools, system, tail
 }
 
 func oneHour(ttl string) string {
@@ -252,15 +255,14 @@ func oneHour(ttl string) string {
 // tools and of the conversation so far — three of the four Anthropic allows — with the
 // request's TTLs. A prompt shorter than the model's minimum (about 1,024 tokens) is simply
 // not cached.
-func markCachePrefix(b *anthropicRequest, prefixTTL, tailTTL string) {
-	mark := &anthropicCache{Type: "ephemeral", TTL: prefixTTL}
+func markCachePrefix(b *anthropicRequest, toolsTTL, systemTTL, tailTTL string) {
 	tail := &anthropicCache{Type: "ephemeral", TTL: tailTTL}
 	if sys, ok := b.System.(string); ok && sys != "" {
-		b.System = []anthropicBlock{{Type: "text", Text: sys, CacheControl: mark}}
+		b.System = []anthropicBlock{{Type: "text", Text: sys, CacheControl: &anthropicCache{Type: "ephemeral", TTL: systemTTL}}}
 	}
 	if n := len(b.Tools); n > 0 {
 		if t, ok := b.Tools[n-1].(anthropicTool); ok {
-			t.CacheControl = mark
+			t.CacheControl = &anthropicCache{Type: "ephemeral", TTL: toolsTTL}
 			b.Tools[n-1] = t
 		}
 	}
@@ -680,8 +682,8 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 		b.Tools = append(b.Tools, anthropicSearchTool(req.SearchOptions))
 	}
 	if req.PromptCache {
-		prefix, tail := cacheTTLs(req)
-		markCachePrefix(&b, prefix, tail)
+		tools, system, tail := cacheTTLs(req)
+		markCachePrefix(&b, tools, system, tail)
 	}
 	return b
 }
@@ -849,7 +851,7 @@ func (a *Anthropic) betas(req *Request) []string {
 			}
 		}
 	}
-	if prefix, _ := cacheTTLs(req); req.PromptCache && prefix != "" {
+	if tools, _, _ := cacheTTLs(req); req.PromptCache && tools != "" { // the first part is kept the longest
 		betas = append(betas, AnthropicExtendedCacheTTLBeta)
 	}
 	if len(betas) > 0 {

@@ -500,7 +500,7 @@ func TestAnthropicThinkingCacheControl(t *testing.T) {
 	// A turn that ends in reasoning (not one body builds, but markCachePrefix must not care).
 	b := anthropicRequest{Messages: []anthropicMessage{{Role: "assistant", Content: []anthropicBlock{
 		{Type: "text", Text: "a"}, {Type: "thinking", Signature: "s"}, {Type: "redacted_thinking", Data: "d"}}}}}
-	markCachePrefix(&b, "", "")
+	markCachePrefix(&b, "", "", "")
 	got := b.Messages[0].Content.([]anthropicBlock)
 	if got[0].CacheControl == nil || got[1].CacheControl != nil || got[2].CacheControl != nil {
 		t.Errorf("cache_control on %+v", got)

@@ -360,10 +360,12 @@ func TestAnthropicStopSequence(t *testing.T) {
 	}
 }
 
-// TestAnthropicOneHourCache: a one-hour TTL reaches the breakpoints it was asked for (the
-// prefix's; the conversation's only when asked for it, and then the prefix's too, since
-// Anthropic refuses a longer-lived breakpoint after a shorter-lived one), with the beta
-// header; the answer's one-hour cache writes are counted apart and priced at their rate.
+// TestAnthropicOneHourCache: a one-hour TTL reaches the breakpoints it was asked for — the
+// tools' alone, the system prompt's, the conversation's — and those before it in Anthropic's
+// order (tools, system, messages), since Anthropic refuses a longer-lived breakpoint after
+// a shorter-lived one: tools kept an hour leave the system prompt at 5 minutes. The beta
+// header goes with any; the answer's one-hour cache writes are counted apart and priced at
+// their rate.
 func TestAnthropicOneHourCache(t *testing.T) {
 	var body map[string]json.RawMessage
 	var beta string
@@ -381,25 +383,28 @@ func TestAnthropicOneHourCache(t *testing.T) {
 		Tools: []providers.Tool{{Name: "read", Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	one, five := `"cache_control":{"type":"ephemeral","ttl":"1h"}`, `"cache_control":{"type":"ephemeral"}`
 	for _, c := range []struct {
-		prefix, tail         string
-		sys, tools, messages string
-		beta                 bool
+		toolsTTL, prefix, tail string
+		sys, tools, messages   string
+		beta                   bool
 	}{
-		{"", "", five, five, five, false},
-		{"1h", "", one, one, five, true},
-		{"", "1h", one, one, one, true},
-		{"30m", "", five, five, five, false}, // only what Anthropic takes
+		{"", "", "", five, five, five, false},
+		{"", "1h", "", one, one, five, true},
+		{"", "", "1h", one, one, one, true},
+		{"1h", "", "", five, one, five, true}, // the tools alone: the system prompt stays at 5 minutes
+		{"1h", "1h", "", one, one, five, true},
+		{"1h", "", "1h", one, one, one, true},
+		{"30m", "30m", "", five, five, five, false}, // only what Anthropic takes
 	} {
-		req.PromptCacheTTL, req.PromptCacheTailTTL = c.prefix, c.tail
+		req.PromptCacheToolsTTL, req.PromptCacheTTL, req.PromptCacheTailTTL = c.toolsTTL, c.prefix, c.tail
 		resp, err := p.Complete(context.Background(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(string(body["system"]), c.sys) || !strings.Contains(string(body["tools"]), c.tools) || !strings.Contains(string(body["messages"]), c.messages) {
-			t.Errorf("%q/%q: system %s tools %s messages %s", c.prefix, c.tail, body["system"], body["tools"], body["messages"])
+			t.Errorf("%q/%q/%q: system %s tools %s messages %s", c.toolsTTL, c.prefix, c.tail, body["system"], body["tools"], body["messages"])
 		}
 		if strings.Contains(beta, providers.AnthropicExtendedCacheTTLBeta) != c.beta {
-			t.Errorf("%q/%q: anthropic-beta %q", c.prefix, c.tail, beta)
+			t.Errorf("%q/%q/%q: anthropic-beta %q", c.toolsTTL, c.prefix, c.tail, beta)
 		}
 		if u := resp.Usage; u.CacheCreationTokens != 3000 || u.CacheCreation1hTokens != 2000 {
 			t.Fatalf("usage %+v", u)

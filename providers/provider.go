@@ -111,9 +111,13 @@ type Request struct {
 	// PromptCacheTTL is how long Anthropic keeps the cached prefix (the system prompt and
 	// the tools), and PromptCacheTailTTL the conversation so far: "" for the provider's
 	// default (5 minutes), or "1h" (cache writes then cost twice the input rate instead of
-	// 1.25 times). A tail kept an hour keeps the prefix an hour too (Anthropic refuses a
-	// longer-lived breakpoint after a shorter-lived one).
+	// 1.25 times). PromptCacheToolsTTL "1h" keeps the tools an hour while the system prompt
+	// is kept PromptCacheTTL (a caller that marked its tools "1h" and its system prompt
+	// 5 minutes). Anthropic reads the prompt as tools, system, messages and refuses a
+	// longer-lived breakpoint after a shorter-lived one, so a later part kept an hour keeps
+	// the parts before it an hour too.
 	PromptCacheTTL, PromptCacheTailTTL string
+	PromptCacheToolsTTL                string
 
 	// SafetySettings are Gemini's safetySettings (each a harm category and a blocking
 	// threshold). Only the Gemini adapter (Gemini and Vertex AI's Gemini models) sends them;
