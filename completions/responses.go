@@ -282,20 +282,26 @@ type ResponsesFunctionTool struct {
 
 // ResponsesToolChoice is tool_choice: "none", "auto", "required",
 // {"type": "function", "name": "..."}, {"type": "custom", "name": "..."} (a custom tool),
-// or {"type": "allowed_tools", "mode": "auto" or "required", "tools": [...]} (the tools the
-// model may call, see ResponsesAllowedTool). Mode holds the string form or the object's type.
+// {"type": "allowed_tools", "mode": "auto" or "required", "tools": [...]} (the tools the
+// model may call, see ResponsesAllowedTool), a web search tool's type
+// ({"type": "web_search_preview"}: the model searches) or {"type": "mcp", "server_label",
+// "name"} (the model calls a tool of that MCP server); see responsesToolChoice. Mode holds
+// the string form or the object's type.
 type ResponsesToolChoice struct {
 	Mode, Name string
+	// ServerLabel is an mcp choice's server.
+	ServerLabel string
 	// AllowedMode and Allowed are an allowed_tools choice's mode and tools.
 	AllowedMode string
 	Allowed     []ResponsesAllowedTool
 }
 
 type responsesToolChoiceObject struct {
-	Type  string                 `json:"type"`
-	Name  string                 `json:"name,omitempty"`
-	Mode  string                 `json:"mode,omitempty"`
-	Tools []ResponsesAllowedTool `json:"tools,omitempty"`
+	Type        string                 `json:"type"`
+	Name        string                 `json:"name,omitempty"`
+	ServerLabel string                 `json:"server_label,omitempty"`
+	Mode        string                 `json:"mode,omitempty"`
+	Tools       []ResponsesAllowedTool `json:"tools,omitempty"`
 }
 
 // UnmarshalJSON reads the string or the object form.
@@ -309,7 +315,7 @@ func (c *ResponsesToolChoice) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &o); err != nil {
 		return err
 	}
-	c.Mode, c.Name, c.AllowedMode, c.Allowed = o.Type, o.Name, o.Mode, o.Tools
+	c.Mode, c.Name, c.AllowedMode, c.Allowed, c.ServerLabel = o.Type, o.Name, o.Mode, o.Tools, o.ServerLabel
 	return nil
 }
 
@@ -320,6 +326,13 @@ func (c ResponsesToolChoice) MarshalJSON() ([]byte, error) {
 		return json.Marshal(responsesToolChoiceObject{Type: c.Mode, Name: c.Name})
 	case ToolChoiceAllowedTools:
 		return json.Marshal(responsesToolChoiceObject{Type: c.Mode, Mode: c.AllowedMode, Tools: c.Allowed})
+	case "mcp":
+		return json.Marshal(responsesToolChoiceObject{Type: c.Mode, Name: c.Name, ServerLabel: c.ServerLabel})
+	case providers.ToolChoiceNone, providers.ToolChoiceAuto, providers.ToolChoiceRequired:
+		return json.Marshal(c.Mode)
+	}
+	if c.Mode != "" { // a built-in tool's type
+		return json.Marshal(responsesToolChoiceObject{Type: c.Mode})
 	}
 	return json.Marshal(c.Mode)
 }
@@ -338,7 +351,7 @@ func (c ResponsesToolChoice) chat() (*OpenAIToolChoice, error) {
 	case ToolChoiceAllowedTools:
 		return responsesAllowedTools(c)
 	}
-	return nil, invalid("tool_choice", `must be "none", "auto", "required", {"type":"function","name":…}, {"type":"custom","name":…} or {"type":"allowed_tools","mode":…,"tools":[…]}, got %q`, c.Mode)
+	return nil, invalid("tool_choice", `must be "none", "auto", "required", {"type":"function","name":…}, {"type":"custom","name":…}, {"type":"allowed_tools","mode":…,"tools":[…]}, a web search tool ({"type":"web_search_preview"}) or {"type":"mcp","server_label":…}; of the built-in tools this gateway supports web search and mcp only, got %q`, c.Mode)
 }
 
 // JSONSchema describes tool_choice.
@@ -615,13 +628,19 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 		return nil, invalid("input", "must hold at least one message")
 	}
 	if tc := r.ToolChoice; tc != nil && tc.Mode != "" {
-		choice, err := tc.chat()
+		choice, err := responsesToolChoice(*tc, r.Tools)
 		if err != nil {
 			return nil, err
 		}
 		c.ToolChoice = choice
 		if tc.Mode == ToolChoiceAllowedTools && !slices.ContainsFunc(tc.Allowed, func(t ResponsesAllowedTool) bool { return webSearchTools[t.Type] }) {
 			c.searchIfAvailable = false // a web search tool allowed_tools does not list may not be called
+		}
+		if webSearchTools[tc.Mode] { // the model must search: see responsesToolChoice
+			if c.searchOptions == nil {
+				c.searchOptions = &providers.SearchOptions{}
+			}
+			c.searchOptions.Required = true
 		}
 	}
 	if r.Text != nil && r.Text.Format != nil {

@@ -186,11 +186,26 @@ func (run *mcpRun) loop(ctx context.Context) error {
 	if err := run.runApproved(ctx, run.approved); err != nil {
 		return err
 	}
+	// An mcp tool_choice forces a call of the server's tools in the first round of a run
+	// (not one going on with approved calls), then leaves the model free to answer.
+	var forced *OpenAIToolChoice
+	if len(run.approved) == 0 {
+		var err error
+		if forced, err = forcedMCPChoice(run.r.ToolChoice, run.byName); err != nil {
+			return err
+		}
+	}
 	maxCalls := maxMCPRounds * 8
 	if run.r.MaxToolCalls != nil {
 		maxCalls = *run.r.MaxToolCalls
 	}
 	for round := 0; ; round++ {
+		if forced != nil {
+			run.creq.ToolChoice = nil
+			if round == 0 {
+				run.creq.ToolChoice = forced
+			}
+		}
 		req, err := run.creq.ToRequest()
 		if err != nil {
 			return err

@@ -377,7 +377,7 @@ func anthropicThinkingFor(req *Request) (*anthropicThinking, *anthropicOutputCon
 // when thinking is on (the turn was begun by another provider, or by Claude without
 // thinking). Later answers of the loop carry none: Claude thinks at a turn's start.
 func anthropicThinkingRefused(req *Request) bool {
-	if anthropicOutputTool(req) != "" || req.AssistantPrefix != "" {
+	if anthropicOutputTool(req) != "" || req.AssistantPrefix != "" || req.Search && req.SearchOptions != nil && req.SearchOptions.Required {
 		return true
 	}
 	if c := req.ToolChoice; len(req.Tools) > 0 && c != nil && (c.Mode == ToolChoiceRequired || c.Mode == ToolChoiceFunction) {
@@ -680,6 +680,9 @@ func (a *Anthropic) body(req *Request, stream bool) anthropicRequest {
 	}
 	if req.Search {
 		b.Tools = append(b.Tools, anthropicSearchTool(req.SearchOptions))
+		if req.SearchOptions != nil && req.SearchOptions.Required {
+			b.ToolChoice = &anthropicToolChoice{Type: "tool", Name: "web_search"}
+		}
 	}
 	if req.PromptCache {
 		tools, system, tail := cacheTTLs(req)

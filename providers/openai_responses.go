@@ -320,6 +320,7 @@ func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, erro
 		b.Tools = append(b.Tools, webSearchPreviewTool)
 	case req.Search:
 		b.Tools = append(b.Tools, responsesSearchTool(req.SearchOptions))
+
 		if b.Reasoning != nil && b.Reasoning.Effort == "minimal" {
 			b.Reasoning.Effort = "low" // GPT-5 does not search at minimal effort
 		}
@@ -344,6 +345,10 @@ func (o *OpenAI) responsesBody(req *Request, stream, summary bool) ([]byte, erro
 			no := false // the Responses API takes it for every model
 			b.ParallelToolCalls = &no
 		}
+	}
+	if req.Search && req.SearchOptions != nil && req.SearchOptions.Required && !strings.Contains(fam, "deep-research") {
+		// The model must search: the one tool it may (and must) call.
+		b.ToolChoice = map[string]any{"type": "allowed_tools", "mode": "required", "tools": []map[string]string{{"type": "web_search"}}}
 	}
 	if f := req.ResponseFormat; f.JSON() {
 		b.Text = &responsesText{Format: &responsesFormat{Type: f.Type}}

@@ -476,6 +476,10 @@ type SearchOptions struct {
 	// BlockedDomains keeps the search off these sites (Anthropic's blocked_domains; OpenAI
 	// has no such option, so an OpenAI model refuses a request that sets it).
 	BlockedDomains []string
+	// Required makes the model search before it answers (a Responses tool_choice of a web
+	// search tool): Claude is forced to call its web_search tool, OpenAI's Responses API
+	// its web_search; a provider that cannot be made to (Gemini) is offered its search.
+	Required bool
 }
 
 // SearchLocation is a user's approximate location for a web search: any field may be
