@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/google/uuid"
@@ -251,7 +252,7 @@ func (s *Server) handleGateway(rt Route, g *completions.Gateway, op string, h Ha
 // before h runs to be recorded with it.
 func (s *Server) handleGatewayAsking(rt Route, g *completions.Gateway, op string, asked func(*http.Request) string, h HandlerFunc) {
 	s.gateways[rt.muxPattern()] = gatewayRoute{g: g, op: op, asked: asked}
-	s.Handle(rt, recordRefusals(g, op, withKeyAliases(h)))
+	s.Handle(rt, recordRefusals(g, op, asked, withKeyAliases(h)))
 }
 
 // refuseBeforeHandler answers r, an authenticated request for the route of pattern, with
@@ -275,25 +276,32 @@ func (s *Server) refuseBeforeHandler(w http.ResponseWriter, r *http.Request, pat
 
 // recordRefusals wraps h, the handler of a route of gateway g for operation op ("" for
 // chat, completions.OperationEmbeddings, …): a request it answers with an error the gateway
-// did not record (a body that does not decode, a field refused before any model was tried)
-// is recorded through g's Observer (Gateway.ObserveRefused), so that the usage history and
-// /spend/logs hold every such request under the x-request-id its caller was answered with.
-// A stream that failed after it started was recorded by the gateway.
-func recordRefusals(g *completions.Gateway, op string, h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+// did not record (a body that does not decode, a field refused before any model was tried,
+// a model the key may not call, the closed gateway's 503) is recorded through g's Observer
+// (Gateway.ObserveRefusedAsking), so that the usage history and /spend/logs hold every such
+// request under the x-request-id its caller was answered with, with the model it asked for
+// as its model_group as LiteLLM's spend logs hold a failed request's: the one its body named
+// (noted as it was decoded, noteDecodedModel), else the one it named outside its body
+// (noteAskedModel, or asked, the route's gatewayRoute.asked, when not nil). A stream that
+// failed after it started was recorded by the gateway.
+func recordRefusals(g *completions.Gateway, op string, asked func(*http.Request) string, h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		received := time.Now()
 		var recorded atomic.Bool
 		r = r.WithContext(completions.WithRecordedFlag(r.Context(), &recorded))
 		err := h(w, r)
-		answered, asked := err, ""
+		answered, model := err, ""
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 			if answered == nil {
 				answered = info.answeredErr // written in the route's own envelope
 			}
-			asked = info.askedModel
+			model = info.askedModel
 		}
 		if answered != nil && !recorded.Load() {
-			g.ObserveRefusedAsking(cutRefusalContext(r.Context(), answered), completionsScope(r, received), op, false, asked, answered)
+			if model == "" && asked != nil {
+				model = asked(r)
+			}
+			g.ObserveRefusedAsking(cutRefusalContext(r.Context(), answered), completionsScope(r, received), op, false, model, answered)
 		}
 		return err
 	}
@@ -306,6 +314,68 @@ func noteAskedModel(r *http.Request, model string) {
 	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 		info.askedModel = model
 	}
+}
+
+// noteDecodedModel notes the model a gateway request's body names (decodedModel of v, the
+// value decodeJSON decoded body into, err its decoding's error) as the model r asked for,
+// for recordRefusals to record a refusal of r with. It allocates nothing on a body that
+// decoded; on one that did not, the model is read from body on its own, so that a refusal
+// names it whatever field the decoder stopped at.
+func noteDecodedModel(r *http.Request, v any, body []byte, err error) {
+	model, ok := decodedModel(v)
+	if !ok {
+		return
+	}
+	if err != nil {
+		var named struct {
+			Model  string   `json:"model"`
+			Models []string `json:"models"`
+		}
+		json.Unmarshal(body, &named) //nolint:errcheck // a model of the wrong type names none
+		model = named.Model
+		if _, native := v.(*completions.Request); native {
+			model = ""
+			if len(named.Models) == 1 {
+				model = named.Models[0]
+			}
+		}
+	}
+	if model != "" {
+		noteAskedModel(r, model)
+	}
+}
+
+// decodedModel is the model v, a gateway request body decoded, names as its caller wrote
+// it (a model group's or a model's name; "" for none), and true; false for a value of
+// another type. The native request's (completions.Request) is its one model, as the
+// gateway's own records name it; one listing several names none.
+func decodedModel(v any) (string, bool) {
+	switch req := v.(type) {
+	case *completions.OpenAIChatRequest:
+		return req.Model, true
+	case *completions.ResponsesRequest:
+		return req.Model, true
+	case *completions.AnthropicMessagesRequest:
+		return req.Model, true
+	case *completions.OpenAITextCompletionRequest:
+		return req.Model, true
+	case *completions.EmbeddingsRequest:
+		return req.Model, true
+	case *completions.ImageGenerationRequest:
+		return req.Model, true
+	case *completions.ModerationRequest:
+		return req.Model, true
+	case *completions.RerankRequest:
+		return req.Model, true
+	case *completions.SpeechRequest:
+		return req.Model, true
+	case *completions.Request:
+		if len(req.Models) == 1 {
+			return req.Models[0], true
+		}
+		return "", true
+	}
+	return "", false
 }
 
 // completionsScope builds the gateway scope of an authenticated request.

@@ -60,13 +60,20 @@ func decodeJSON(r *http.Request, v any, opts decodeOptions) error {
 			return err
 		}
 	}
+	err = decodeRequestBody(body, v, opts)
+	noteDecodedModel(r, v, body, err)
+	return err
+}
+
+// decodeRequestBody decodes body, the request's whole body, into v as opts say (decodeJSON).
+func decodeRequestBody(body []byte, v any, opts decodeOptions) error {
 	// The decoder scans the whole first value before it decodes anything, so a syntax
 	// error in it is reported before any type error, as a separate json.Valid pass would.
 	if !opts.AllowUnknownFields {
 		return decodeExact(body, v, opts.ValidationStatus)
 	}
 	// Unmarshal works on body in place (no decoder buffer) and rejects trailing data.
-	err = json.Unmarshal(body, v)
+	err := json.Unmarshal(body, v)
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) {
 		// Rare: find the precise complaint on the whole body.
