@@ -274,8 +274,16 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	if beta {
 		header.Set("OpenAI-Beta", "realtime=v1")
 	}
-	up, err := sess.Dial(ctx, header)
+	// Until the upgrade, the shutdown's beginning stops the dial and the session's
+	// configuration too: it would close at once a session opened now.
+	openCtx, opened := rel.openContext(ctx)
+	defer opened()
+	up, err := sess.Dial(openCtx, header)
 	if err != nil {
+		if shutdownCut(openCtx) {
+			endRealtime(endCtx, sess, errRealtimeShutdown)
+			return s.openAIError(w, r, realtimeShutdownRefusal(w))
+		}
 		sess.End(endCtx, err)
 		return s.openAIError(w, r, realtimeDialRefusal(err))
 	}
@@ -299,12 +307,18 @@ func (s *Server) handleRealtime(g *completions.Gateway, w http.ResponseWriter, r
 	}
 	if update.event != nil {
 		up.SetReadLimit(maxRealtimeMessage)
-		if first, err = applyRealtimeSession(ctx, up, update); err != nil {
+		if first, err = applyRealtimeSession(openCtx, up, update); err != nil {
+			if shutdownCut(openCtx) {
+				up.Close(websocket.StatusGoingAway, "the server is shutting down")
+				endRealtime(endCtx, sess, errRealtimeShutdown)
+				return s.openAIError(w, r, realtimeShutdownRefusal(w))
+			}
 			up.Close(websocket.StatusNormalClosure, "session configuration refused")
 			sess.End(endCtx, err)
 			return s.openAIError(w, r, err)
 		}
 	}
+	opened()
 	client, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols: []string{realtimeProtocol},
 		// The key authenticates the session, never a cookie: a page of another origin
@@ -386,10 +400,23 @@ func (s *Server) admitRealtime(w http.ResponseWriter, r *http.Request, g *comple
 	rel := &realtimeRelay{done: make(chan struct{})}
 	if !s.realtime.add(rel) {
 		endRealtime(context.WithoutCancel(r.Context()), sess, errRealtimeShutdown)
-		w.Header().Set("Retry-After", shutdownRetryAfter)
-		return nil, nil, Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; open the session again")
+		return nil, nil, realtimeShutdownRefusal(w)
 	}
 	return sess, rel, nil
+}
+
+// realtimeShutdownRefusal is the answer to a realtime session (or call) the server's
+// shutdown refused before it opened: a 503 asking to open it again, Retry-After set on w.
+func realtimeShutdownRefusal(w http.ResponseWriter) *APIError {
+	w.Header().Set("Retry-After", shutdownRetryAfter)
+	return Errorf(http.StatusServiceUnavailable, KindUnavailable, "the server is shutting down; open the session again")
+}
+
+// shutdownCut reports whether ctx was cancelled by the server's shutdown: its request cut
+// at the shutdown timeout (ErrShuttingDown), or a realtime session's opening stopped as
+// the shutdown began (realtimeRelay.openContext).
+func shutdownCut(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrShuttingDown)
 }
 
 // realtimeDialRefusal is the answer to err, the refusal of a realtime session's dial before
@@ -420,6 +447,23 @@ type realtimeRelay struct {
 	once  sync.Once
 	cause error
 	done  chan struct{} // closed by stop
+}
+
+// openContext is ctx, the context of the request opening rel's session, cancelled with
+// errRealtimeShutdown as well once the relay is stopped (the server's shutdown began), for
+// the work before the upgrade (the dial upstream, the session's configuration): the
+// shutdown neither waits for a dial a provider is slow to answer nor opens a session it
+// would close at once. opened releases it once that work is done (more than once is fine).
+func (rel *realtimeRelay) openContext(ctx context.Context) (_ context.Context, opened func()) {
+	octx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-rel.done:
+			cancel(errRealtimeShutdown)
+		case <-octx.Done():
+		}
+	}()
+	return octx, func() { cancel(nil) }
 }
 
 // stop ends the relay with cause (the server's shutdown).

@@ -169,6 +169,10 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 	answer, callID, err := sess.Call(ctx, sdp, session)
 	if err != nil {
 		s.realtime.remove(rel)
+		if shutdownCut(ctx) { // the shutdown timeout cut the request mid-call
+			endRealtime(endCtx, sess, errRealtimeShutdown)
+			return s.openAIError(w, r, realtimeShutdownRefusal(w))
+		}
 		sess.End(endCtx, err)
 		return s.openAIError(w, r, realtimeCallRefusal(err))
 	}
@@ -177,6 +181,10 @@ func (s *Server) handleRealtimeCall(g *completions.Gateway, w http.ResponseWrite
 		// A call the gateway cannot watch would run unbilled: it is hung up.
 		s.hangUp(endCtx, sess, callID)
 		s.realtime.remove(rel)
+		if shutdownCut(ctx) {
+			endRealtime(endCtx, sess, errRealtimeShutdown)
+			return s.openAIError(w, r, realtimeShutdownRefusal(w))
+		}
 		sess.End(endCtx, fmt.Errorf("opening the call's sideband: %w", err))
 		return s.openAIError(w, r, Errorf(http.StatusBadGateway, KindBadGateway, "the provider's call %s could not be watched (it was hung up): %v", callID, err))
 	}
