@@ -144,9 +144,9 @@ type shutdownServe struct {
 	done          chan int
 }
 
-// startForShutdown starts serve on upstreamURL (OpenAI's API) with the key "k" and waits
-// until it listens.
-func startForShutdown(t *testing.T, upstreamURL string) *shutdownServe {
+// startForShutdown starts serve on upstreamURL (OpenAI's API) with the key "k" and more
+// flags, and waits until it listens.
+func startForShutdown(t *testing.T, upstreamURL string, more ...string) *shutdownServe {
 	t.Helper()
 	t.Setenv("SWITCHYARD_API_KEYS", "k")
 	t.Setenv("OPENAI_API_KEY", "sk-test")
@@ -156,7 +156,7 @@ func startForShutdown(t *testing.T, upstreamURL string) *shutdownServe {
 	t.Cleanup(cancel)
 	sv := &shutdownServe{dataDir: t.TempDir(), stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() {
-		sv.done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data", sv.dataDir}, io.Discard, sv.stderr)
+		sv.done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", sv.dataDir}, more...), io.Discard, sv.stderr)
 	}()
 	for deadline := time.Now().Add(20 * time.Second); sv.addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if m := addrRe.FindStringSubmatch(sv.stderr.String()); m != nil {
