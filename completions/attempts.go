@@ -1472,8 +1472,10 @@ func (g *Gateway) finish(ctx context.Context, p *plan, resp *Response) {
 // settings must not refuse a request the caller could make without them (a team's "*"
 // fallback, say, beside a key of narrower models).
 func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
-	req.scopeReplaces, req.scopeFallbacks = len(scope.Fallbacks) > 0 && !req.namedFallbacks(), nil
-	req.scopeWindowSet, req.scopeWindow = len(scope.ContextWindowFallbacks) > 0, nil
+	// Set when not nil: an empty map (a key's fallbacks: []) is a setting, none, replacing
+	// the server's as LiteLLM's router takes a request's list that is not None.
+	req.scopeReplaces, req.scopeFallbacks = scope.Fallbacks != nil && !req.namedFallbacks(), nil
+	req.scopeWindowSet, req.scopeWindow = scope.ContextWindowFallbacks != nil, nil
 	req.ownWindow, req.windowKey = req.ContextWindowFallbacks != nil, ""
 	if req.ownWindow {
 		// The request's own replace the scope's, as LiteLLM's proxy fills a key's settings

@@ -215,8 +215,9 @@ type Scope struct {
 	// team's router_settings.fallbacks; "*" for every model; a name with a provider,
 	// "openai/gpt-4o", falls back to the entry of its bare name): a request naming one as
 	// its first model tries them, each once, when it fails. As LiteLLM's key fallbacks
-	// replace its router's, a scope with any Fallbacks leaves out the plain Fallbacks of
-	// the model group asked (the server's), even when none is for the model asked; and as
+	// replace its router's, a scope with Fallbacks (not nil; an empty map asks for none)
+	// leaves out the plain Fallbacks of the model group asked (the server's), even when
+	// none is for the model asked; and as
 	// LiteLLM's request fallbacks replace the key's, a request naming fallbacks of its own
 	// (FallbackModels non-nil, an empty list included) leaves out both. They apply to
 	// chat, and to embeddings, audio, images, rerank and moderation (whose fallbacks are
@@ -228,7 +229,8 @@ type Scope struct {
 	// as Fallbacks are: when the model asked (any member of the model group asked) fails
 	// with a prompt too long for it, the models asked after it are left out and these
 	// replace the plain fallbacks, as a group's ContextWindowFallbacks do — in place of
-	// the group's, which a scope with any ContextWindowFallbacks leaves out. A request's
+	// the group's, which a scope with ContextWindowFallbacks (not nil; an empty map: none
+	// for any model) leaves out. A request's
 	// own fallbacks replace them (LiteLLM's router runs a request's list of models before
 	// it looks at the error's kind). A scope with ContextWindowFallbacks but none for the
 	// model asked (no entry, an empty one, or none it may call) leaves the prompt too

@@ -30,7 +30,7 @@ func (g *Gateway) opFallbacks(ctx context.Context, scope Scope, asked, mode stri
 	chatOnly, _ := prices.(interface{ ChatModelNotOf(model, mode string) bool })
 	var names []string
 	switch grp, isGroup := g.routes().groups[asked]; {
-	case len(scope.Fallbacks) > 0:
+	case scope.Fallbacks != nil: // an empty map: none
 		names = fallbackEntry(scope.Fallbacks, asked)
 	case isGroup:
 		names = grp.Fallbacks

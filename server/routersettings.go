@@ -47,10 +47,12 @@ type routerSettings struct {
 	// it leaves the request's time to its retries and fallbacks).
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"description=Seconds one upstream call may take (0 < timeout <= 3600): in place of the server's attempt timeout (LiteLLM's router timeout); a call cut by it goes on to the retries and fallbacks within the request's time (the server's request timeout or a background response's run; at least one call long); a request's own timeout still wins"`
 	// Fallbacks are LiteLLM's router fallbacks: a list of {model: [fallbacks]} objects.
-	Fallbacks []map[string][]string `json:"fallbacks,omitempty" jsonschema:"description=LiteLLM's router fallbacks: [{gpt-4o: [claude-sonnet-4-5]}]: a request naming gpt-4o as its model tries them in order (each once) when it fails unless the request names fallbacks of its own; they replace the server's fallbacks of the model group asked; the model * stands for every model without an entry of its own; an entry [] asks for no fallbacks for its model (over * and the server's); at most 100 models each with at most 100 fallbacks; each a model or model group this server routes to"`
+	// Nil is no setting (the server's apply); an empty list is one: no fallbacks.
+	Fallbacks []map[string][]string `json:"fallbacks,omitzero" jsonschema:"description=LiteLLM's router fallbacks: [{gpt-4o: [claude-sonnet-4-5]}]: a request naming gpt-4o as its model tries them in order (each once) when it fails unless the request names fallbacks of its own; they replace the server's fallbacks of the model group asked; the model * stands for every model without an entry of its own; an entry [] asks for no fallbacks for its model (over * and the server's) and fallbacks [] for none at all (null: not set); at most 100 models each with at most 100 fallbacks; each a model or model group this server routes to"`
 	// ContextWindowFallbacks are LiteLLM's router context_window_fallbacks, written as
-	// Fallbacks are: tried when the model asked fails with a prompt too long for it.
-	ContextWindowFallbacks []map[string][]string `json:"context_window_fallbacks,omitempty" jsonschema:"description=LiteLLM's router context_window_fallbacks: [{gpt-4o-mini: [gpt-4o]}]: when the model asked (a member of the group asked) fails with a prompt too long for it these are tried in place of the plain fallbacks (each once) and of the server's context window fallbacks of the group asked; a request naming fallbacks of its own goes to those instead; with none for the model asked (no entry or []) a prompt too long ends the request with its error (the plain fallbacks are not tried); looked up and bounded as fallbacks"`
+	// Fallbacks are: tried when the model asked fails with a prompt too long for it. Nil
+	// and empty as Fallbacks.
+	ContextWindowFallbacks []map[string][]string `json:"context_window_fallbacks,omitzero" jsonschema:"description=LiteLLM's router context_window_fallbacks: [{gpt-4o-mini: [gpt-4o]}]: when the model asked (a member of the group asked) fails with a prompt too long for it these are tried in place of the plain fallbacks (each once) and of the server's context window fallbacks of the group asked; a request naming fallbacks of its own goes to those instead; with none for the model asked (no entry or an entry []; context_window_fallbacks [] for every model) a prompt too long ends the request with its error (the plain fallbacks are not tried); looked up and bounded as fallbacks"`
 	// retriesField names the setting NumRetries was read from (max_retries, LiteLLM's older
 	// name; "" for num_retries), for checkRouterSettings' message.
 	retriesField string
@@ -150,15 +152,21 @@ func (rs *routerSettings) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// fallbacksAskNothing reports a fallbacks setting without a model in it (null, [], [{}],
-// or another empty value a client sends as its default):
-// no setting. An entry with no fallbacks ({"gpt-4o": []}) is one: LiteLLM's router finds
-// the model's entry before "*" and has nothing to try, so it asks for no fallbacks for
-// that model.
+// fallbacksAskNothing reports a fallbacks setting without a model in it (null, [{}], or
+// another empty value a client sends as its default): no setting. An empty list is one:
+// LiteLLM's proxy fills a key's fallbacks: [] into the request (route_llm_request.py,
+// router_settings_override), and its router, finding a list that is not None, takes it
+// in place of its own (async_function_with_fallbacks: kwargs.get("fallbacks",
+// self.fallbacks)) and so has none to try. An entry with no fallbacks ({"gpt-4o": []}) is
+// one too: LiteLLM's router finds the model's entry before "*" and has nothing to try, so
+// it asks for no fallbacks for that model.
 func fallbacksAskNothing(raw json.RawMessage) bool {
 	var list []map[string]json.RawMessage
 	if json.Unmarshal(raw, &list) != nil {
 		return emptyJSON(raw) // {} or "" as a client's default; another shape is refused naming the setting
+	}
+	if list != nil && len(list) == 0 {
+		return false // [] (null reads as a nil list)
 	}
 	for _, entry := range list {
 		if len(entry) > 0 {
@@ -190,9 +198,9 @@ func settingNumber(raw json.RawMessage) (float64, bool) {
 }
 
 // empty reports settings that ask for nothing (nil included): the team's, else the
-// server's, apply.
+// server's, apply. Fallbacks of [] ask for something: none.
 func (rs *routerSettings) empty() bool {
-	return rs == nil || (rs.NumRetries == nil && rs.Timeout == nil && len(rs.Fallbacks) == 0 && len(rs.ContextWindowFallbacks) == 0)
+	return rs == nil || (rs.NumRetries == nil && rs.Timeout == nil && rs.Fallbacks == nil && rs.ContextWindowFallbacks == nil)
 }
 
 // normalized returns rs, or nil when it asks for nothing (so a key's {} is stored as none).
@@ -205,9 +213,9 @@ func (rs *routerSettings) normalized() *routerSettings {
 
 // fallbackMap flattens fallbacks (a key's Fallbacks or ContextWindowFallbacks) to one list
 // per model (a model listed twice keeps its first list, as LiteLLM's lookup finds the
-// first entry).
+// first entry): nil when not set, an empty map for [] (the scope's "none").
 func fallbackMap(fallbacks []map[string][]string) map[string][]string {
-	if len(fallbacks) == 0 {
+	if fallbacks == nil {
 		return nil
 	}
 	out := map[string][]string{}

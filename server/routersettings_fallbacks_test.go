@@ -80,8 +80,8 @@ func TestKeyContextWindowFallbacks(t *testing.T) {
 // as LiteLLM's router finds the model's entry before "*" and has nothing to try, the model
 // asked gets no fallbacks — not the key's "*", nor the group's (the key's replace them) —
 // and a prompt too long for it ends the request with its 400, as it does for a model the
-// key's context_window_fallbacks have no entry for; settings with no model at all ([],
-// [{}]) still ask for nothing.
+// key's context_window_fallbacks have no entry for; settings with no model at all ([{}],
+// null, {}) still ask for nothing ([] is a setting: TestKeyEmptyFallbacksAskForNone).
 func TestKeyFallbacksEmptyEntry(t *testing.T) {
 	hs, up := routerSettingsServer(t)
 	chat := func(key, model string) (*http.Response, []byte) {
@@ -110,7 +110,7 @@ func TestKeyFallbacksEmptyEntry(t *testing.T) {
 		}
 	}
 	// No model at all: no settings.
-	for _, fb := range []string{`[]`, `[{}]`, `null`, `{}`} {
+	for _, fb := range []string{`[{}]`, `null`, `{}`} {
 		resp, out := post(t, hs.URL+"/key/generate", testKey, `{"router_settings":{"fallbacks":`+fb+`,"context_window_fallbacks":`+fb+`}}`)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("fallbacks %s: %d %s", fb, resp.StatusCode, out)
