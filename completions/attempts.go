@@ -1489,7 +1489,7 @@ func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
 		// The caller's own ask: each is checked as its fallback_models are (validate,
 		// admission's budget), not passed over.
 		var list []string
-		req.windowKey, list = fallbackEntryKey(req.ContextWindowFallbacks, req.Models[0])
+		req.windowKey, list = g.fallbackEntryKey(req.ContextWindowFallbacks, req.Models[0])
 		for _, m := range list {
 			if !slices.Contains(req.Models, m) && !slices.Contains(req.scopeWindow, m) {
 				req.scopeWindow = append(req.scopeWindow, m)
@@ -1510,27 +1510,29 @@ func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
 		return err == nil && len(ts) > 0 && (scope.Budget == nil || g.budgetAllows(scope.Budget, []string{m}, ts) == nil)
 	}
 	if req.scopeReplaces {
-		req.scopeFallbacks = scopeFallbacksFor(scope.Fallbacks, req.Models[0], callable, req.Models)
+		req.scopeFallbacks = g.scopeFallbacksFor(scope.Fallbacks, req.Models[0], callable, req.Models)
 	}
 	if req.scopeWindowSet && !req.ownWindow {
-		req.scopeWindow = scopeFallbacksFor(scope.ContextWindowFallbacks, req.Models[0], callable, req.Models)
+		req.scopeWindow = g.scopeFallbacksFor(scope.ContextWindowFallbacks, req.Models[0], callable, req.Models)
 	}
 }
 
 // fallbackEntry is fbs's list for the model asked: the name as sent, else without its
 // provider (openai/gpt-4o's entry gpt-4o, as LiteLLM looks a model's fallbacks up), else
-// the entry for every model ("*").
-func fallbackEntry(fbs map[string][]string, asked string) []string {
-	_, list := fallbackEntryKey(fbs, asked)
+// the entry for every model ("*"). Only a known provider's prefix is taken off
+// (knownProvider): a model group named team/fast is found by that name or "*",
+// never by an entry fast.
+func (g *Gateway) fallbackEntry(fbs map[string][]string, asked string) []string {
+	_, list := g.fallbackEntryKey(fbs, asked)
 	return list
 }
 
 // fallbackEntryKey is fallbackEntry with the name of the entry found ("" for none).
-func fallbackEntryKey(fbs map[string][]string, asked string) (string, []string) {
+func (g *Gateway) fallbackEntryKey(fbs map[string][]string, asked string) (string, []string) {
 	if list, ok := fbs[asked]; ok {
 		return asked, list
 	}
-	if _, bare, cut := strings.Cut(asked, "/"); cut {
+	if prefix, bare, cut := strings.Cut(asked, "/"); cut && g.knownProvider(prefix) {
 		if list, ok := fbs[bare]; ok {
 			return bare, list
 		}
@@ -1541,12 +1543,37 @@ func fallbackEntryKey(fbs map[string][]string, asked string) (string, []string) 
 	return "", nil
 }
 
+// knownProvider reports whether name is a provider the gateway knows: a preset's
+// (providers.Presets) or one its registry holds (a provider configuration's own names).
+// Those are the prefixes fallbackEntryKey takes off, as LiteLLM's router strips a model
+// group's prefix only when it is one of litellm.provider_list
+// (fallback_event_handlers.py, _check_stripped_model_group).
+func (g *Gateway) knownProvider(name string) bool {
+	if presetProviders()[name] {
+		return true
+	}
+	if g.opts.Providers == nil {
+		return false
+	}
+	_, err := g.opts.Providers.Lookup(name)
+	return err == nil
+}
+
+// presetProviders are the names of providers.Presets.
+var presetProviders = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	for _, p := range providers.Presets() {
+		out[p.Name] = true
+	}
+	return out
+})
+
 // scopeFallbacksFor is fbs's entry for asked, leaving out the names of skip (the models
 // asked), repeats, and those callable refuses (the scope may not call them, or they do
 // not resolve); nil when none is left.
-func scopeFallbacksFor(fbs map[string][]string, asked string, callable func(string) bool, skip []string) []string {
+func (g *Gateway) scopeFallbacksFor(fbs map[string][]string, asked string, callable func(string) bool, skip []string) []string {
 	var out []string
-	for _, m := range fallbackEntry(fbs, asked) {
+	for _, m := range g.fallbackEntry(fbs, asked) {
 		if slices.Contains(skip, m) || slices.Contains(out, m) || !callable(m) {
 			continue
 		}

@@ -31,7 +31,7 @@ func (g *Gateway) opFallbacks(ctx context.Context, scope Scope, asked, mode stri
 	var names []string
 	switch grp, isGroup := g.routes().groups[asked]; {
 	case scope.Fallbacks != nil: // an empty map: none
-		names = fallbackEntry(scope.Fallbacks, asked)
+		names = g.fallbackEntry(scope.Fallbacks, asked)
 	case isGroup:
 		names = grp.Fallbacks
 	}

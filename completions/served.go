@@ -208,7 +208,7 @@ func (g *Gateway) checkServed(req *Request) error {
 	}
 	if req.ContextWindowFallbacks != nil && len(req.Models) > 0 {
 		// The request's own entry for the model asked, as its fallback_models.
-		key, list := fallbackEntryKey(req.ContextWindowFallbacks, req.Models[0])
+		key, list := g.fallbackEntryKey(req.ContextWindowFallbacks, req.Models[0])
 		for i, m := range list {
 			if !g.servesChat(m) {
 				return notServed(fmt.Sprintf("%s[%d]", req.windowEntryField(key), i), m)
