@@ -15,8 +15,9 @@ import (
 // fail alike — and that kind's fallbacks replace the group's plain Fallbacks. A member
 // that fails otherwise (a timeout, a 429, a 5xx, …) hands over to the next member as
 // before. The request's own fallbacks, when it names some, go in place of the context
-// window fallbacks (LiteLLM's router runs a request's list of models before it looks at
-// the error's kind: validate leaves that list empty) and after the content policy ones.
+// window fallbacks and of the content policy ones (LiteLLM's router runs a request's list
+// of models before it looks at the error's kind: validate leaves the first list empty and
+// makes the second the request's own, which fall over on a refusal as those would).
 // Hedged requests (FaultPolicy.HedgeAfter), whose models run side by side, keep the
 // plain order.
 
@@ -64,7 +65,7 @@ func (g *Gateway) switchFallbacks(ctx context.Context, p *plan, i int, kind prov
 	}
 	end := i + 1 + len(tail)
 	for _, t := range p.targets[p.members:] {
-		if !t.plain && !named(tail, t.name) { // the request's own fallback_models
+		if !t.plain && !named(tail, t.name) && !named(list, t.name) { // the request's own fallback_models (not again when list skipped one)
 			tail = append(tail, t)
 		}
 	}

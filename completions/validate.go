@@ -184,7 +184,8 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 			return nil, nil, fmt.Errorf("%s: %w", f.of(), err)
 		}
 	}
-	if req.namedFallbacks() && len(req.FallbackModels) > 0 {
+	ownFirst := req.namedFallbacks() && len(req.FallbackModels) > 0
+	if ownFirst {
 		// The request's own fallbacks (a list of models: LiteLLM's client-side format) are
 		// what a prompt too long goes to, in place of any context window fallbacks: LiteLLM's
 		// router (async_function_with_fallbacks_common_utils) runs a request's list of
@@ -194,6 +195,19 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 		req.windowFallbacks = nil
 	}
 	primary, fallback = dedupeTargets(primary, fallback)
+	if ownFirst {
+		// So for a content filter's refusal: the request's own are what the group's
+		// content_policy_fallbacks switch to, in their place (a refusal by one goes on to
+		// the next, as LiteLLM's run_async_fallback tries each in turn; the group's other
+		// members are still left out, should_retry_this_error raising the
+		// ContentPolicyViolationError once content_policy_fallbacks are set).
+		req.policyFallbacks = nil
+		for _, t := range fallback {
+			if !t.plain {
+				req.policyFallbacks = append(req.policyFallbacks, t)
+			}
+		}
+	}
 	if unfit != nil && len(fallback) == 0 {
 		return nil, nil, unfit
 	}
