@@ -1472,6 +1472,18 @@ func (g *Gateway) finish(ctx context.Context, p *plan, resp *Response) {
 // settings must not refuse a request the caller could make without them (a team's "*"
 // fallback, say, beside a key of narrower models).
 func (g *Gateway) addScopeFallbacks(scope Scope, req *Request) {
+	if req.fallbacksByModel != nil && len(req.Models) > 0 {
+		// LiteLLM's body fallbacks in its router's format: the entry for the model asked
+		// (get_fallback_model_group: the name, else without a known provider, else "*"),
+		// the request's own fallbacks (none when there is no entry), the model asked left out
+		// as run_async_fallback skips it.
+		for _, m := range g.fallbackEntry(req.fallbacksByModel, req.Models[0]) {
+			if !slices.Contains(req.Models, m) && !slices.Contains(req.FallbackModels, m) {
+				req.FallbackModels = append(req.FallbackModels, m)
+			}
+		}
+		req.fallbacksByModel, req.fallbacksMapped = nil, true
+	}
 	// Set when not nil: an empty map (a key's fallbacks: []) is a setting, none, replacing
 	// the server's as LiteLLM's router takes a request's list that is not None.
 	req.scopeReplaces, req.scopeFallbacks = scope.Fallbacks != nil && !req.namedFallbacks(), nil

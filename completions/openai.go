@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -520,7 +521,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	fallbacks, err := r.fallbackModels()
+	fallbacks, fallbacksByModel, err := r.fallbackModels()
 	if err != nil {
 		return nil, err
 	}
@@ -545,6 +546,7 @@ func (r *OpenAIChatRequest) toRequest() (*Request, error) {
 		TopLogprobs:            top,
 		Models:                 []string{r.Model},
 		FallbackModels:         fallbacks,
+		fallbacksByModel:       fallbacksByModel,
 		ContextWindowFallbacks: windowFallbacks,
 		windowEntryAt:          windowEntryAt,
 		legacyFunctions:        r.legacyFunctions,
@@ -1427,25 +1429,54 @@ func (r *OpenAIChatRequest) mocks() (*string, providers.ErrorKind, error) {
 }
 
 // fallbackModels are FallbackModels followed by LiteLLM's fallbacks (model names): nil
-// when the request named neither (an empty list when it named an empty one).
-func (r *OpenAIChatRequest) fallbackModels() ([]string, error) {
+// when the request named neither (an empty list when it named an empty one). LiteLLM's
+// fallbacks may also be written in its router's format, [{"gpt-4o-mini": ["gpt-4o"]}]
+// (its _check_non_standard_fallback_format calls that the standard one): byModel then
+// holds them, one list per model (the first entry of a model listed twice, as LiteLLM's
+// lookup finds it), for admission to take the entry of the model asked.
+func (r *OpenAIChatRequest) fallbackModels() (out []string, byModel map[string][]string, err error) {
 	if !present(r.Fallbacks) {
-		return r.FallbackModels, nil
+		return r.FallbackModels, nil, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(r.Fallbacks, &items); err != nil {
-		return nil, invalid("fallbacks", "must be an array of model names")
+		return nil, nil, invalid("fallbacks", `must be an array of model names, or of objects each naming a model and its fallbacks: [{"gpt-4o-mini": ["gpt-4o"]}]`)
 	}
-	out := slices.Clip(r.FallbackModels)
+	out = slices.Clip(r.FallbackModels)
 	if out == nil {
 		out = []string{} // fallbacks: [] asks for none, not for the key's or the server's
 	}
 	for i, it := range items {
+		field := fmt.Sprintf("fallbacks[%d]", i)
 		var name string
-		if err := json.Unmarshal(it, &name); err != nil {
-			return nil, invalid(fmt.Sprintf("fallbacks[%d]", i), "must be a model name; per-fallback objects (model with its own messages) are not supported")
+		if json.Unmarshal(it, &name) == nil && byModel == nil {
+			out = append(out, name)
+			continue
 		}
-		out = append(out, name)
+		var entry map[string][]string
+		if err := json.Unmarshal(it, &entry); err != nil || entry == nil || i > 0 && byModel == nil {
+			return nil, nil, invalid(field, `must be a model name, or (every item alike) an object naming a model and its fallbacks: {"gpt-4o-mini": ["gpt-4o"]}; per-fallback objects (model with its own messages) are not supported`)
+		}
+		if byModel == nil {
+			byModel = map[string][]string{}
+		}
+		for _, m := range slices.Sorted(maps.Keys(entry)) {
+			switch list := entry[m]; {
+			case strings.TrimSpace(m) == "":
+				return nil, nil, invalid(field, "a model must not be empty")
+			case len(list) > MaxModels:
+				return nil, nil, invalid(fmt.Sprintf("%s[%q]", field, m), "at most %d fallbacks, got %d", MaxModels, len(list))
+			case slices.ContainsFunc(list, func(f string) bool { return strings.TrimSpace(f) == "" }):
+				return nil, nil, invalid(fmt.Sprintf("%s[%q]", field, m), "a fallback must not be empty")
+			default:
+				if _, seen := byModel[m]; !seen {
+					byModel[m] = slices.Clip(list)
+				}
+			}
+		}
 	}
-	return out, nil
+	if len(byModel) > maxWindowFallbackModels {
+		return nil, nil, invalid("fallbacks", "at most %d models, got %d", maxWindowFallbackModels, len(byModel))
+	}
+	return out, byModel, nil
 }

@@ -12,8 +12,9 @@ import (
 // surfaces (chat completions, legacy completions, Responses).
 type LiteLLMFallbacks struct {
 	// Fallbacks is LiteLLM's client-side fallbacks: model names (or groups) tried in order
-	// after Model's own, after FallbackModels. LiteLLM's per-fallback objects ({"model",
-	// "messages"}), which would change what is sent, are refused naming the item.
+	// after Model's own, after FallbackModels; or its router's format, [{"gpt-4o-mini":
+	// ["gpt-4o"]}], whose entry for Model is taken. LiteLLM's per-fallback objects
+	// ({"model", "messages"}), which would change what is sent, are refused naming the item.
 	Fallbacks json.RawMessage `json:"fallbacks,omitempty" jsonschema:"-"`
 	// ContextWindowFallbacks is LiteLLM's request context_window_fallbacks, written as its
 	// router's: [{"gpt-4o-mini": ["gpt-4o"]}] (Request.ContextWindowFallbacks).

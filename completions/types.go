@@ -242,6 +242,13 @@ type Request struct {
 	scopeReplaces, scopeWindowSet, ownWindow bool
 	scopeFallbacks, scopeWindow              []string
 	windowKey                                string
+	// fallbacksByModel is LiteLLM's body fallbacks in its router's format ([{"gpt-4o-mini":
+	// ["gpt-4o"]}]): the entry for the model asked joins FallbackModels at admission
+	// (addScopeFallbacks: it is looked up as a scope's fallbacks are), which sets
+	// fallbacksMapped and clears it; those fallbacks do not go before the fallbacks by
+	// kind of failure, as LiteLLM looks at the error's kind first for that format.
+	fallbacksByModel map[string][]string
+	fallbacksMapped  bool
 	// windowEntryAt is the index of each model's entry in the request's
 	// context_window_fallbacks list as sent (none for a library caller's map), for errors.
 	windowEntryAt map[string]int

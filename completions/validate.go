@@ -184,7 +184,9 @@ func (g *Gateway) validateOnce(req *Request) (primary, fallback []target, err er
 			return nil, nil, fmt.Errorf("%s: %w", f.of(), err)
 		}
 	}
-	ownFirst := req.namedFallbacks() && len(req.FallbackModels) > 0
+	// Not for fallbacks written in LiteLLM's router format, which its router takes as its
+	// own: after the fallbacks by the error's kind.
+	ownFirst := req.namedFallbacks() && len(req.FallbackModels) > 0 && !req.fallbacksMapped
 	if ownFirst {
 		// The request's own fallbacks (a list of models: LiteLLM's client-side format) are
 		// what a prompt too long goes to, in place of any context window fallbacks: LiteLLM's
