@@ -2,8 +2,6 @@ package boltstore
 
 import (
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -21,27 +19,5 @@ const staleTemporaryAge = time.Hour
 // backup directory (`switchyard backup --out FILE`, BackupTo, BackupFile). A file that
 // cannot be removed is logged and left; the write goes on either way.
 func removeStaleTemporaries(path string, now time.Time) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.IsDir() || !unfinishedRestore(e.Name(), base) { // the same .<base>.<digits>.tmp
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil || now.Sub(fi.ModTime()) < staleTemporaryAge {
-			continue
-		}
-		tmp := filepath.Join(dir, e.Name())
-		if err := os.Remove(tmp); err != nil && !os.IsNotExist(err) {
-			slog.Warn("could not remove the file of a backup cut short", "path", tmp, "err", err)
-			continue
-		}
-		slog.Info("removed the file of a backup cut short", "path", tmp, "bytes", fi.Size())
-	}
+	removeLeftoverTemporaries(path, now, staleTemporaryAge, "backup", slog.Default())
 }

@@ -22,6 +22,18 @@ const unfinishedRestoreAge = time.Minute
 // lock throughout (restoreHoldsLock); elsewhere only files untouched for
 // unfinishedRestoreAge are removed. A file that cannot be removed is logged and left.
 func removeUnfinishedRestores(path string, log *slog.Logger) {
+	minAge := time.Duration(0)
+	if !restoreHoldsLock {
+		minAge = unfinishedRestoreAge
+	}
+	removeLeftoverTemporaries(path, time.Now(), minAge, "restore", log)
+}
+
+// removeLeftoverTemporaries removes, from the directory of path, writeFileAtomically's
+// temporary files of path (.<path's name>.<digits>.tmp) untouched for minAge, which a
+// crash (or a kill) of the writer (what: "restore", "backup") left before its rename. A
+// file that cannot be removed is logged and left.
+func removeLeftoverTemporaries(path string, now time.Time, minAge time.Duration, what string, log *slog.Logger) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -35,15 +47,15 @@ func removeUnfinishedRestores(path string, log *slog.Logger) {
 			continue
 		}
 		fi, err := e.Info()
-		if err != nil || !restoreHoldsLock && time.Since(fi.ModTime()) < unfinishedRestoreAge {
+		if err != nil || minAge > 0 && now.Sub(fi.ModTime()) < minAge {
 			continue
 		}
 		tmp := filepath.Join(dir, e.Name())
 		if err := os.Remove(tmp); err != nil && !os.IsNotExist(err) {
-			log.Warn("could not remove the file of a restore cut short", "path", tmp, "err", err)
+			log.Warn("could not remove the file of a "+what+" cut short", "path", tmp, "err", err)
 			continue
 		}
-		log.Info("removed the file of a restore cut short", "path", tmp, "bytes", fi.Size())
+		log.Info("removed the file of a "+what+" cut short", "path", tmp, "bytes", fi.Size())
 	}
 }
 
