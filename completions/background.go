@@ -35,6 +35,7 @@ const DefaultBackgroundStaleAfter = 30 * time.Second
 var ErrSynchronousResponse = errors.New("completions: Cannot cancel a synchronous response.")
 
 // ErrGatewayClosed means the Gateway was closed: it starts no more background responses.
+// It is the only call a closed Gateway refuses (see Gateway.Close).
 var ErrGatewayClosed = errors.New("completions: the gateway is closed")
 
 // The causes a background run's context ends with.

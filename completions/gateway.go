@@ -627,10 +627,19 @@ func (g *Gateway) PendingCharges() PendingChargeStats { return g.pending.stats()
 
 // Close cuts the background responses under way (they end failed, saying so) and waits for
 // them to record their end. It tries once more the charges the store did not take
-// (PendingCharges), logging those it still does not as lost. It commits the turns queued by WriteBehind and stops the background writer; turns
-// saved afterwards are written through. It also waits for the response cache's writes
-// under way (answers made afterwards are not cached). It returns ctx's error if ctx ends
-// first (the writers then go on in the background). Close the Gateway before its Store.
+// (PendingCharges), logging those it still does not as lost. It commits the turns queued
+// by WriteBehind and stops the background writer; turns saved afterwards are written
+// through. It also waits for the response cache's writes under way (answers made
+// afterwards are not cached). It returns ctx's error if ctx ends first (the writers then
+// go on in the background). Close the Gateway before its Store.
+//
+// Close refuses only new background responses (StartBackgroundResponse answers
+// ErrGatewayClosed): every other call made after it (chat, messages, responses answered
+// at once, embeddings, …) is still served and billed, with its turns written through, its
+// answer not cached and a budget charge the store does not take lost rather than kept,
+// so that work still finishing while its owner shuts down (a job being handed over, the
+// last requests of a draining HTTP server) does not fail. A server stops taking requests
+// before it closes its Gateway.
 func (g *Gateway) Close(ctx context.Context) error {
 	// Background responses under way end failed (their end is written to the store).
 	berr := g.bg.close(ctx)
