@@ -282,26 +282,27 @@ func (s *Server) refuseBeforeHandler(w http.ResponseWriter, r *http.Request, pat
 // request under the x-request-id its caller was answered with, with the model it asked for
 // as its model_group as LiteLLM's spend logs hold a failed request's: the one its body named
 // (noted as it was decoded, noteDecodedModel), else the one it named outside its body
-// (noteAskedModel, or asked, the route's gatewayRoute.asked, when not nil). A stream that
-// failed after it started was recorded by the gateway.
+// (noteAskedModel, or asked, the route's gatewayRoute.asked, when not nil), and stream as
+// its body asked ("stream": true, noted with its model). A stream that failed after it
+// started was recorded by the gateway.
 func recordRefusals(g *completions.Gateway, op string, asked func(*http.Request) string, h func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		received := time.Now()
 		var recorded atomic.Bool
 		r = r.WithContext(completions.WithRecordedFlag(r.Context(), &recorded))
 		err := h(w, r)
-		answered, model := err, ""
+		answered, model, stream := err, "", false
 		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
 			if answered == nil {
 				answered = info.answeredErr // written in the route's own envelope
 			}
-			model = info.askedModel
+			model, stream = info.askedModel, info.askedStream
 		}
 		if answered != nil && !recorded.Load() {
 			if model == "" && asked != nil {
 				model = asked(r)
 			}
-			g.ObserveRefusedAsking(cutRefusalContext(r.Context(), answered), completionsScope(r, received), op, false, model, answered)
+			g.ObserveRefusedAsking(cutRefusalContext(r.Context(), answered), completionsScope(r, received), op, stream, model, answered)
 		}
 		return err
 	}
@@ -318,11 +319,12 @@ func noteAskedModel(r *http.Request, model string) {
 
 // noteDecodedModel notes the model a gateway request's body names (decodedModel of v, the
 // value decodeJSON decoded body into, err its decoding's error) as the model r asked for,
-// for recordRefusals to record a refusal of r with. It allocates nothing on a body that
-// decoded; on one that did not, the model is read from body on its own, so that a refusal
-// names it whatever field the decoder stopped at.
+// and whether it asked for a stream, for recordRefusals to record a refusal of r with. It
+// allocates nothing on a body that decoded; on one that did not, the model and stream are
+// read from body on their own, so that a refusal names them whatever field the decoder
+// stopped at.
 func noteDecodedModel(r *http.Request, v any, body []byte, err error) {
-	model, ok := decodedModel(v)
+	model, stream, ok := decodedModel(v)
 	if !ok {
 		return
 	}
@@ -330,9 +332,10 @@ func noteDecodedModel(r *http.Request, v any, body []byte, err error) {
 		var named struct {
 			Model  string   `json:"model"`
 			Models []string `json:"models"`
+			Stream bool     `json:"stream"`
 		}
 		json.Unmarshal(body, &named) //nolint:errcheck // a model of the wrong type names none
-		model = named.Model
+		model, stream = named.Model, named.Stream
 		if _, native := v.(*completions.Request); native {
 			model = ""
 			if len(named.Models) == 1 {
@@ -340,42 +343,46 @@ func noteDecodedModel(r *http.Request, v any, body []byte, err error) {
 			}
 		}
 	}
-	if model != "" {
-		noteAskedModel(r, model)
+	if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+		info.askedStream = stream
+		if model != "" {
+			info.askedModel = model
+		}
 	}
 }
 
 // decodedModel is the model v, a gateway request body decoded, names as its caller wrote
-// it (a model group's or a model's name; "" for none), and true; false for a value of
-// another type. The native request's (completions.Request) is its one model, as the
-// gateway's own records name it; one listing several names none.
-func decodedModel(v any) (string, bool) {
+// it (a model group's or a model's name; "" for none), whether it asked for a stream
+// ("stream": true), and true; false for a value of another type. The native request's
+// (completions.Request) is its one model, as the gateway's own records name it; one
+// listing several names none.
+func decodedModel(v any) (model string, stream, ok bool) {
 	switch req := v.(type) {
 	case *completions.OpenAIChatRequest:
-		return req.Model, true
+		return req.Model, req.Stream, true
 	case *completions.ResponsesRequest:
-		return req.Model, true
+		return req.Model, req.Stream, true
 	case *completions.AnthropicMessagesRequest:
-		return req.Model, true
+		return req.Model, req.Stream, true
 	case *completions.OpenAITextCompletionRequest:
-		return req.Model, true
+		return req.Model, req.Stream, true
 	case *completions.EmbeddingsRequest:
-		return req.Model, true
+		return req.Model, false, true
 	case *completions.ImageGenerationRequest:
-		return req.Model, true
+		return req.Model, req.Stream, true
 	case *completions.ModerationRequest:
-		return req.Model, true
+		return req.Model, false, true
 	case *completions.RerankRequest:
-		return req.Model, true
+		return req.Model, false, true
 	case *completions.SpeechRequest:
-		return req.Model, true
+		return req.Model, false, true
 	case *completions.Request:
 		if len(req.Models) == 1 {
-			return req.Models[0], true
+			return req.Models[0], req.Stream, true
 		}
-		return "", true
+		return "", req.Stream, true
 	}
-	return "", false
+	return "", false, false
 }
 
 // completionsScope builds the gateway scope of an authenticated request.

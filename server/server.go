@@ -755,6 +755,9 @@ type requestInfo struct {
 	// askedModel is the model a gateway route's request named, noted by its handler
 	// (noteAskedModel) before the body's decoding would say it, for recordRefusals.
 	askedModel string
+	// askedStream says the gateway route's request body asked for a stream
+	// (noteDecodedModel), for recordRefusals.
+	askedStream bool
 	// rejectClientTags is Config.RejectClientTags (headerTags reads it).
 	rejectClientTags bool
 	// parallelRelease gives back the request's max_parallel_requests slots when its
