@@ -57,8 +57,9 @@ type ModelCatalogue interface {
 
 // attemptRequest is base as target t is sent it: its model, its output bound
 // (maxTokensFor), and the provider's web search when req offers it to the models that have
-// one (Request.searchIfAvailable) and t can search with the rest of the request (Gemini
-// cannot beside function tools or a JSON format; OpenAI's Responses API has no stop).
+// one (Request.searchIfAvailable) and t can search with the rest of the request, as
+// providers.Check says (Gemini cannot beside function tools, Gemini 2.x not beside a JSON
+// format either; OpenAI's Responses API has no stop).
 func (g *Gateway) attemptRequest(req *Request, base *providers.Request, t target) providers.Request {
 	r := *base
 	r.Model = t.model

@@ -633,7 +633,12 @@ func (r *ResponsesRequest) ToChatRequest() (*OpenAIChatRequest, error) {
 			return nil, err
 		}
 		c.ToolChoice = choice
-		if tc.Mode == ToolChoiceAllowedTools && !slices.ContainsFunc(tc.Allowed, func(t ResponsesAllowedTool) bool { return webSearchTools[t.Type] }) {
+		switch {
+		case tc.Mode == providers.ToolChoiceNone:
+			// The model may call no tool, so the provider's search (billed per search) is
+			// left out: OpenAI does not search with "none" either.
+			c.searchIfAvailable = false
+		case tc.Mode == ToolChoiceAllowedTools && !slices.ContainsFunc(tc.Allowed, func(t ResponsesAllowedTool) bool { return webSearchTools[t.Type] }):
 			c.searchIfAvailable = false // a web search tool allowed_tools does not list may not be called
 		}
 		if webSearchTools[tc.Mode] { // the model must search: see responsesToolChoice
