@@ -290,9 +290,22 @@ func geminiThinking(model string, t *Thinking, maxTokens int) *geminiThinkingCon
 // application/json, with or without a responseSchema) while grounding on Google Search:
 // Gemini 3 and later do ("Gemini 3 lets you combine Structured Outputs with built-in tools,
 // including Grounding with Google Search", Gemini's structured output guide); Gemini 2.x
-// refuses the request.
+// refuses the request, as it refuses a JSON format beside code execution or URL context.
 func geminiSearchWithJSON(model string) bool {
 	return geminiMajor(strings.TrimPrefix(model, "models/")) >= 3
+}
+
+// geminiBuiltinToolNames names the code execution and URL context tools req asks for, as
+// a refusal of them says which.
+func geminiBuiltinToolNames(req *Request) string {
+	switch {
+	case req.CodeExecution && req.URLContext:
+		return "code execution and URL context"
+	case req.CodeExecution:
+		return "code execution"
+	default:
+		return "URL context"
+	}
 }
 
 // geminiMajor is the major version of a "gemini-N…" model name, 0 for names without one
@@ -456,6 +469,11 @@ func (g *Gemini) body(req *Request) (geminiRequest, error) {
 			// google_search tool"; Gemini 3 takes both.
 			return b, &UnsupportedError{Provider: g.Name(), Field: "response_format",
 				Reason: fmt.Sprintf("%s cannot combine a JSON response format with its Google Search (Gemini 3 and later can); send one or the other, or use a Gemini 3 model", req.Model)}
+		case (req.CodeExecution || req.URLContext) && !geminiSearchWithJSON(req.Model):
+			// The same 400 ("controlled generation is not supported with ... tool") for the
+			// other built-in tools: Gemini 3 combines structured output with them all.
+			return b, &UnsupportedError{Provider: g.Name(), Field: "response_format",
+				Reason: fmt.Sprintf("%s cannot combine a JSON response format with its %s tool (Gemini 3 and later can); send one or the other, or use a Gemini 3 model", req.Model, geminiBuiltinToolNames(req))}
 		}
 		if b.GenerationConfig == nil {
 			b.GenerationConfig = &geminiGenerationConfig{}
