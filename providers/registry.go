@@ -182,8 +182,37 @@ func (r *Registry) Resolve(providerModel string) (Provider, string, error) {
 	return p, model, nil
 }
 
+// envBaseURLFragment is ConfigError's message for a base URL with a fragment. Not echoed:
+// what follows '#' may be a credential put in the wrong place. The URL joins keep a
+// fragment at the end of the request URL, which no client sends, so it would be dropped
+// silently.
+const envBaseURLFragment = "has a fragment (#...), which an HTTP client never sends to the upstream, so what it holds would be silently dropped: remove it (a credential goes in the key's variable, or the query)"
+
+// CheckEnv refuses, as --providers-config and deployments do, a preset's base URL variable
+// read through getenv (OPENAI_BASE_URL, GROQ_BASE_URL, …) that has a fragment (#...): a
+// ConfigError naming the variable. Call it before FromEnv at start.
+func CheckEnv(getenv func(string) string) error {
+	if getenv == nil {
+		return nil
+	}
+	for _, p := range Presets() {
+		if err := checkEnvBaseURL(getenv, p.BaseURLEnv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkEnvBaseURL is CheckEnv's check of the variable name ("" for none).
+func checkEnvBaseURL(getenv func(string) string, name string) error {
+	if name != "" && strings.Contains(getenv(name), "#") {
+		return &ConfigError{Field: "environment variable " + name, Message: envBaseURLFragment}
+	}
+	return nil
+}
+
 // FromEnv returns a registry with every preset, keys and base URLs read through getenv
-// (pass os.Getenv in production). Presets without a key are still registered; their calls
+// (pass os.Getenv in production; CheckEnv first refuses base URLs it cannot use). Presets without a key are still registered; their calls
 // fail with KindAuth, so callers can tell "not configured" from "unknown provider".
 func FromEnv(getenv func(string) string, opts Options) *Registry {
 	if getenv == nil {
@@ -747,6 +776,11 @@ func (r *Registry) Configure(fc *FileConfig, getenv func(string) string, opts Op
 			cfg.EmbeddingsOnly, cfg.EmbeddingDimensionsField = preset.EmbeddingsOnly, preset.EmbeddingDimensionsField
 			cfg.Rerank, cfg.RerankPath, cfg.RerankOnly = preset.Rerank, preset.RerankPath, preset.RerankOnly
 			cfg.APIKey = preset.key(getenv)
+			if pc.BaseURL == "" {
+				if err := checkEnvBaseURL(getenv, preset.BaseURLEnv); err != nil {
+					return err
+				}
+			}
 			if v := strings.TrimSpace(getenv(preset.BaseURLEnv)); v != "" {
 				cfg.BaseURL = v
 			}

@@ -111,6 +111,9 @@ func (w *wiring) options(ctx context.Context) (_ []server.Option, err error) {
 	w.popts = popts
 	// The file is read once: for the registry, and for naming its providers without a key.
 	var fc *providers.FileConfig
+	if err = providers.CheckEnv(os.Getenv); err != nil {
+		return nil, err
+	}
 	w.registry = providers.FromEnv(os.Getenv, popts)
 	if w.cfg.ProvidersConfig != "" {
 		if fc, err = providers.LoadConfig(w.cfg.ProvidersConfig); err == nil {
