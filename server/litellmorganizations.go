@@ -411,7 +411,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 					}
 				})
 			if err != nil {
-				return err
+				return orgMemberNotFound(c, req.OrganizationID, req.UserID, req.UserEmail, err)
 			}
 			s.log.InfoContext(ctx, "organization member updated", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID, "by_key", c.keyID)
 			writeJSON(w, http.StatusOK, s.litellmOrganizationMembershipOf(ctx, who, m, u.UserEmail))
@@ -448,7 +448,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return err
 			})
 			if err != nil {
-				return err
+				return orgMemberNotFound(c, req.OrganizationID, req.UserID, req.UserEmail, err)
 			}
 			out := s.litellmOrganizationMembershipOf(ctx, who, m, u.UserEmail)
 			err = s.cfg.Store.Update(ctx, func(tx store.Tx) error {
@@ -462,7 +462,7 @@ func (s *Server) litellmOrganizationMemberRoutes() {
 				return deleteOrganizationMember(ctx, tx, who, m.OrganizationID, m.UserID)
 			})
 			if err != nil {
-				return err
+				return orgMemberNotFound(c, req.OrganizationID, req.UserID, req.UserEmail, err)
 			}
 			s.log.InfoContext(ctx, "organization member deleted", "owner", who, "organization_id", m.OrganizationID, "user_id", m.UserID, "by_key", c.keyID)
 			writeJSON(w, http.StatusOK, out)
@@ -649,4 +649,19 @@ func orgMemberUpdateCheck(ctx context.Context, owner string, c orgCaller, org st
 		}
 		return nil
 	}
+}
+
+// orgMemberNotFound answers err, a member_update's or member_delete's failure to find the
+// member of org named by userID (else email), the same way for an org_admin's virtual key
+// (c.virtual) whether no user has that id or address or the user is not a member, so the
+// key cannot learn which users the server has; an operator key's answer is err as it is.
+func orgMemberNotFound(c orgCaller, org, userID, email string, err error) error {
+	var e *APIError
+	if !c.virtual || !errors.As(err, &e) || e.Status != http.StatusNotFound || (e.Param != "user_id" && e.Param != "user_email") {
+		return err
+	}
+	if userID != "" {
+		return paramNotFound("user_id", "Member not found in organization for user_id=%s: no member of organization %s has this user_id", userID, org)
+	}
+	return paramNotFound("user_email", "Member not found in organization for user_email=%s: no member of organization %s has this user_email", email, org)
 }
