@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -42,8 +41,12 @@ type orgAdminCreation struct {
 }
 
 // orgAdminFields answers 403 naming the field when fields, the body of route by a virtual
-// key, gives one outside allowed (null or empty values are LiteLLM's clients' defaults and
-// pass), or no organization_id; otherwise the organization_id.
+// key, gives one outside allowed, or no organization_id; otherwise the organization_id.
+// An empty value (emptyJSON: null, "", [], {}, 0 or false) passes, as LiteLLM's clients
+// send their defaults: it asks for nothing, since every field outside the lists whose
+// empty value would mean something is refused for it later anyway (a 0 limit is a 400)
+// or has it as its default (a new key's or team's blocked is false);
+// TestOrgAdminFieldsEmptyValues keeps that true of the bool fields.
 func orgAdminFields(route string, fields map[string]json.RawMessage, allowed []string) (string, error) {
 	names := make([]string, 0, len(fields))
 	for n := range fields {
@@ -51,7 +54,7 @@ func orgAdminFields(route string, fields map[string]json.RawMessage, allowed []s
 	}
 	sort.Strings(names) // the first refused named alike every time
 	for _, n := range names {
-		if slices.Contains(allowed, n) || emptyJSON(fields[n]) || bytes.Equal(bytes.TrimSpace(fields[n]), []byte("false")) {
+		if slices.Contains(allowed, n) || emptyJSON(fields[n]) {
 			continue
 		}
 		return "", orgAdminRefusal(n, "%s: a virtual key (an org_admin's) may not set %s on %s: an operator key may", n, n, route)
