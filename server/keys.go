@@ -71,7 +71,7 @@ type keyRequest struct {
 	Metadata   map[string]any    `json:"metadata,omitempty" jsonschema:"description=Labels kept with the key and shown with it (a JSON object of at most 16 KiB); the server reads two: user_id (see user_id) and tags\\, the key's tags (LiteLLM's key-level tags: a list of at most 16 request tags every request of the key carries\\, for tag routing\\, tag budgets and spend per tag)"`
 	Blocked    bool              `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request as over its budget (a budget of nothing: LiteLLM's max_budget 0) until set false; its records and spend are kept"`
 	Guardrails []string          `json:"guardrails,omitempty" jsonschema:"description=Guardrails (configured on the server by --guardrails) every chat request of the key runs besides the default_on ones and those the request names; a request cannot turn them off (at most 16)"`
-	TeamID     string            `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none (\"\" or null on PATCH takes the key out of its team); a key with a user_id moved into a team on PATCH must be of a member of it (403 otherwise)"`
+	TeamID     string            `json:"team_id,omitempty" jsonschema:"description=A team of this key (POST /api/v1/teams) the key belongs to: its requests also draw on the team's budget and keep to its models and rates; empty for none (\"\" or null on PATCH takes the key out of its team); a key with a user_id moved into a team on PATCH must be of a member of it\\, and its tokens_per_minute and requests_per_minute at most the team's (403 otherwise)"`
 	MCPServers []string          `json:"mcp_servers,omitempty" jsonschema:"description=The MCP servers (configured on the server by --mcp-servers) the key may use through /mcp and /mcp-rest; empty allows every one (at most 100)"`
 	// OrganizationID puts a key without a team in an organization (LiteLLM's key
 	// organization_id); a key of a team is in the team's organization.
@@ -1193,6 +1193,9 @@ func (s *Server) applyKeyUpdate(ctx context.Context, g *completions.Gateway, own
 			if err := checkKeyUserInTeam(ctx, tx, owner, req.TeamID, keyUserID(virtualKey{Metadata: req.Metadata})); err != nil {
 				return err
 			}
+			if err := checkKeyTeamRates(ctx, tx, owner, id, req.TeamID, req.TokensPerMinute, req.RequestsPerMinute); err != nil {
+				return err
+			}
 		}
 		if req.TeamID != "" && (req.TeamID != rec.TeamID || !reflect.DeepEqual(req.Metadata["tags"], rec.Metadata["tags"])) {
 			// Moved into a team, or its tags changed: with the team's, at most MaxTags.
@@ -1243,6 +1246,33 @@ func checkKeyUserInTeam(ctx context.Context, rd store.Reader, owner, team, user 
 		e := Errorf(http.StatusForbidden, KindForbidden, "team_id: User=%s is not a member of the team=%s. Check team members via `/team/info` (add it with /team/member_add).", user, team)
 		e.Param = "team_id"
 		return e
+	}
+	return nil
+}
+
+// checkKeyTeamRates answers 403 naming the field when key id, moved into owner's team,
+// would keep a tokens_per_minute (tpm) or requests_per_minute (rpm) above the team's, as
+// LiteLLM's validate_key_team_change refuses a key whose tpm_limit or rpm_limit is greater
+// than its new team's; 0 on either side is no bound. The key's limits are those after the
+// update, so a request lowering them with the move passes.
+func checkKeyTeamRates(ctx context.Context, rd store.Reader, owner, id, team string, tpm int64, rpm int) error {
+	if tpm == 0 && rpm == 0 {
+		return nil
+	}
+	t, err := storedTeamOf(ctx, rd, owner, team)
+	if err != nil {
+		return err
+	}
+	refuse := func(field, unit string, key, teams int64) error {
+		e := Errorf(http.StatusForbidden, KindForbidden, "%s: Key=%s has a limit of %d %s per minute, which is greater than the %d of team=%s (lower it with the move, or raise the team's)", field, id, key, unit, teams, team)
+		e.Param = field
+		return e
+	}
+	if t.TokensPerMinute > 0 && tpm > t.TokensPerMinute {
+		return refuse("tokens_per_minute", "tokens", tpm, t.TokensPerMinute)
+	}
+	if t.RequestsPerMinute > 0 && rpm > t.RequestsPerMinute {
+		return refuse("requests_per_minute", "requests", int64(rpm), int64(t.RequestsPerMinute))
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ type litellmKeyRequest struct {
 	UserID              *string           `json:"user_id,omitempty" jsonschema:"description=The user (/user/new) whose budget the key draws on; kept as metadata.user_id (a label when no user has this id)"`
 	Guardrails          []string          `json:"guardrails,omitempty" jsonschema:"description=Guardrails every chat request of the key runs (configured on the server by --guardrails)"`
 	Blocked             *bool             `json:"blocked,omitempty" jsonschema:"description=true: the key refuses every request until unblocked (as POST /key/block); false lifts a block"`
-	TeamID              *string           `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team; a key with a user_id moved into a team on /key/update must be of a member of it (403 otherwise)"`
+	TeamID              *string           `json:"team_id,omitempty" jsonschema:"description=A team (POST /team/new) the key belongs to: it draws on the team's budget and keeps to its models and rates; null on /key/update takes the key out of its team; a key with a user_id moved into a team on /key/update must be of a member of it\\, and its tpm_limit and rpm_limit at most the team's (403 otherwise)"`
 	OrganizationID      *string           `json:"organization_id,omitempty" jsonschema:"description=An organization (POST /organization/new) a key without a team belongs to: it draws on the organization's budget (and its user's max_budget_in_organization) and keeps to its models and rates; beside team_id it must be the team's organization; null on /key/update takes the key out of it (a key whose team_id is set to null stays in its team's organization unless organization_id is given too; a key put into another team takes that team's)"`
 	SoftBudget          *float64          `json:"soft_budget,omitempty" jsonschema:"description=USD mark that never blocks: crossing it sends a budget alert (soft_budget_usd); null for none"`
 	MaxParallelRequests *int              `json:"max_parallel_requests,omitempty" jsonschema:"description=Requests of the key in flight at once: each POST of the gateway from its arrival until its answer ends (a stream until its last event) and each /v1/realtime session for its life; one more is a 429 (Rate limit exceeded for api_key: … Limit type: max_parallel_requests …); across replicas on PostgreSQL give or take --limits-sync-interval; null for no bound (0 is refused: LiteLLM's 0 blocks the key\\, which max_budget 0 does here)"`
@@ -916,7 +916,10 @@ func emptyValue(v any) bool {
 
 // litellmNames rewrites a failure of the shared key checks to name LiteLLM's fields
 // (max_budget for max_budget_usd, …); other errors pass unchanged.
-func litellmNames(err error) error { return litellmRenamed(err, litellmNativeNames) }
+func litellmNames(err error) error {
+	// A 403 too: checkKeyTeamRates' names tokens_per_minute or requests_per_minute.
+	return litellmRenamedOf(err, litellmNativeNames, http.StatusUnprocessableEntity, http.StatusForbidden)
+}
 
 // litellmName is a native request's field name and LiteLLM's.
 type litellmName struct{ native, litellm string }
@@ -924,8 +927,13 @@ type litellmName struct{ native, litellm string }
 // litellmRenamed rewrites a 422 of the native checks to name LiteLLM's fields, trying
 // names in order; other errors pass unchanged.
 func litellmRenamed(err error, names []litellmName) error {
+	return litellmRenamedOf(err, names, http.StatusUnprocessableEntity)
+}
+
+// litellmRenamedOf is litellmRenamed for the errors of the statuses given.
+func litellmRenamedOf(err error, names []litellmName, statuses ...int) error {
 	var ae *APIError
-	if !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity {
+	if !errors.As(err, &ae) || !slices.Contains(statuses, ae.Status) {
 		return err
 	}
 	out := *ae
