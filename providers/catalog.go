@@ -626,6 +626,13 @@ func (c *Catalog) lookupBedrock(m string) (Price, bool) {
 	return Price{}, false
 }
 
+// inProviderFamily reports whether a catalogue entry listed under entryProvider is
+// provider's own: the same provider, or one of its partner lists (vertex_ai's
+// vertex_ai-anthropic_models and the like).
+func inProviderFamily(entryProvider, provider string) bool {
+	return entryProvider == provider || strings.HasPrefix(entryProvider, provider+"-")
+}
+
 // lookupCanonical picks the best entry of canonical form canon for provider (a LiteLLM
 // provider name; "" for none), as Lookup describes.
 func (c *Catalog) lookupCanonical(provider, canon string) (Price, bool) {
@@ -650,8 +657,7 @@ func (c *Catalog) lookupCanonicalWhere(provider, canon string, keep func(Price) 
 		}
 		class := 3
 		switch {
-		case provider != "" && (p.Provider == provider || strings.HasPrefix(p.Provider, provider+"-")):
-			// vertex_ai's partner entries are vertex_ai-anthropic_models and the like
+		case provider != "" && inProviderFamily(p.Provider, provider):
 			class = 0
 		case p.Provider == "openrouter" || p.Provider == "vercel_ai_gateway":
 			class = 1

@@ -63,7 +63,7 @@ func (c *Catalog) lookupImageCanonical(provider, key string) (ImagePrice, bool) 
 		found := false
 		for _, k := range c.imageCanon[canon] {
 			p := c.images[k]
-			if p.Provider != owner && !strings.HasPrefix(p.Provider, owner+"-") {
+			if !inProviderFamily(p.Provider, owner) {
 				continue
 			}
 			if !found || len(k) < len(best.Key) || len(k) == len(best.Key) && k < best.Key {

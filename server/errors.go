@@ -74,6 +74,13 @@ func paramError(field, format string, args ...any) *APIError {
 	return e
 }
 
+// forbiddenParam is a 403 about field, named in the answer's param.
+func forbiddenParam(field, format string, args ...any) *APIError {
+	e := Errorf(http.StatusForbidden, KindForbidden, format, args...)
+	e.Param = field
+	return e
+}
+
 // NotFound builds a 404.
 func NotFound(format string, args ...any) *APIError {
 	return Errorf(http.StatusNotFound, KindNotFound, format, args...)

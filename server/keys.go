@@ -1243,9 +1243,7 @@ func checkKeyUserInTeam(ctx context.Context, rd store.Reader, owner, team, user 
 	if _, ok, err := memberOf(ctx, rd, owner, team, user); err != nil {
 		return err
 	} else if !ok {
-		e := Errorf(http.StatusForbidden, KindForbidden, "team_id: User=%s is not a member of the team=%s. Check team members via `/team/info` (add it with /team/member_add).", user, team)
-		e.Param = "team_id"
-		return e
+		return forbiddenParam("team_id", "team_id: User=%s is not a member of the team=%s. Check team members via `/team/info` (add it with /team/member_add).", user, team)
 	}
 	return nil
 }
@@ -1264,9 +1262,7 @@ func checkKeyTeamRates(ctx context.Context, rd store.Reader, owner, id, team str
 		return err
 	}
 	refuse := func(field, unit string, key, teams int64) error {
-		e := Errorf(http.StatusForbidden, KindForbidden, "%s: Key=%s has a limit of %d %s per minute, which is greater than the %d of team=%s (lower it with the move, or raise the team's)", field, id, key, unit, teams, team)
-		e.Param = field
-		return e
+		return forbiddenParam(field, "%s: Key=%s has a limit of %d %s per minute, which is greater than the %d of team=%s (lower it with the move, or raise the team's)", field, id, key, unit, teams, team)
 	}
 	if t.TokensPerMinute > 0 && tpm > t.TokensPerMinute {
 		return refuse("tokens_per_minute", "tokens", tpm, t.TokensPerMinute)

@@ -643,9 +643,7 @@ func orgMemberUpdateCheck(ctx context.Context, owner string, c orgCaller, org st
 			return err
 		}
 		if budgetGiven && m.UserID == c.userID {
-			e := Errorf(http.StatusForbidden, KindForbidden, "max_budget_in_organization: an org_admin's key may not set its own user's bound in organization %q (an operator key sets it)", org)
-			e.Param = "max_budget_in_organization"
-			return e
+			return forbiddenParam("max_budget_in_organization", "max_budget_in_organization: an org_admin's key may not set its own user's bound in organization %q (an operator key sets it)", org)
 		}
 		return nil
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
 	"sort"
 
@@ -57,20 +56,13 @@ func orgAdminFields(route string, fields map[string]json.RawMessage, allowed []s
 		if slices.Contains(allowed, n) || emptyJSON(fields[n]) {
 			continue
 		}
-		return "", orgAdminRefusal(n, "%s: a virtual key (an org_admin's) may not set %s on %s: an operator key may", n, n, route)
+		return "", forbiddenParam(n, "%s: a virtual key (an org_admin's) may not set %s on %s: an operator key may", n, n, route)
 	}
 	var org string
 	if raw, ok := fields["organization_id"]; !ok || json.Unmarshal(raw, &org) != nil || org == "" {
-		return "", orgAdminRefusal("organization_id", "organization_id: required of a virtual key on %s: an organization its user_id is org_admin of (others are the operator keys')", route)
+		return "", forbiddenParam("organization_id", "organization_id: required of a virtual key on %s: an organization its user_id is org_admin of (others are the operator keys')", route)
 	}
 	return org, nil
-}
-
-// orgAdminRefusal is a 403 naming field.
-func orgAdminRefusal(field, format string, args ...any) error {
-	e := Errorf(http.StatusForbidden, KindForbidden, format, args...)
-	e.Param = field
-	return e
 }
 
 // check answers nil when o may be stored, read through tx: the caller org_admin of o.org,
@@ -81,21 +73,19 @@ func (o orgAdminCreation) check(ctx context.Context, tx store.Reader) error {
 		return err
 	}
 	if o.user != "" && o.user != o.caller.userID {
-		return orgAdminRefusal("user_id", "user_id: User can only create keys for themselves. Got user_id=%s, Your ID=%s", o.user, o.caller.userID)
+		return forbiddenParam("user_id", "user_id: User can only create keys for themselves. Got user_id=%s, Your ID=%s", o.user, o.caller.userID)
 	}
 	if o.team != "" {
 		t, err := storedTeamOf(ctx, tx, o.owner, o.team)
 		if err != nil || t.OrganizationID != o.org {
 			// Not told apart from a missing team: teams of other organizations stay unseen.
-			return orgAdminRefusal("team_id", "team_id: %q is not a team of organization %q", o.team, o.org)
+			return forbiddenParam("team_id", "team_id: %q is not a team of organization %q", o.team, o.org)
 		}
 		if o.user != "" {
 			if _, ok, err := memberOf(ctx, tx, o.owner, o.team, o.user); err != nil {
 				return err
 			} else if !ok {
-				e := Validation(http.StatusBadRequest, "user_id: User=%s not assigned to team=%s", o.user, o.team)
-				e.Param = "user_id"
-				return e
+				return paramError("user_id", "user_id: User=%s not assigned to team=%s", o.user, o.team)
 			}
 		}
 	}
@@ -104,13 +94,13 @@ func (o orgAdminCreation) check(ctx context.Context, tx store.Reader) error {
 		return err
 	}
 	if org.MaxBudgetUSD > 0 && o.maxBudget > org.MaxBudgetUSD {
-		return orgAdminRefusal("max_budget", "max_budget: %g is above organization %s's max_budget %g", o.maxBudget, o.org, org.MaxBudgetUSD)
+		return forbiddenParam("max_budget", "max_budget: %g is above organization %s's max_budget %g", o.maxBudget, o.org, org.MaxBudgetUSD)
 	}
 	if org.TokensPerMinute > 0 && o.tpm > org.TokensPerMinute {
-		return orgAdminRefusal("tpm_limit", "tpm_limit: %d is above organization %s's tpm_limit %d", o.tpm, o.org, org.TokensPerMinute)
+		return forbiddenParam("tpm_limit", "tpm_limit: %d is above organization %s's tpm_limit %d", o.tpm, o.org, org.TokensPerMinute)
 	}
 	if org.RequestsPerMinute > 0 && o.rpm > org.RequestsPerMinute {
-		return orgAdminRefusal("rpm_limit", "rpm_limit: %d is above organization %s's rpm_limit %d", o.rpm, o.org, org.RequestsPerMinute)
+		return forbiddenParam("rpm_limit", "rpm_limit: %d is above organization %s's rpm_limit %d", o.rpm, o.org, org.RequestsPerMinute)
 	}
 	return nil
 }

@@ -62,23 +62,18 @@ func checkOrgCaller(ctx context.Context, rd store.Reader, owner string, c orgCal
 	if !c.virtual {
 		return nil
 	}
-	forbidden := func(format string, args ...any) error {
-		e := Errorf(http.StatusForbidden, KindForbidden, format, args...)
-		e.Param = field
-		return e
-	}
 	if c.userID == "" {
-		return forbidden("%s: this virtual key has no user_id: only a key made for a member of organization %q (/organization/member_add) may call it", field, org)
+		return forbiddenParam(field, "%s: this virtual key has no user_id: only a key made for a member of organization %q (/organization/member_add) may call it", field, org)
 	}
 	m, ok, err := organizationMemberOf(ctx, rd, owner, org, c.userID)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return forbidden("%s: user %s (this key's user_id) is not a member of organization %q", field, c.userID, org)
+		return forbiddenParam(field, "%s: user %s (this key's user_id) is not a member of organization %q", field, c.userID, org)
 	}
 	if admin && m.Role != "org_admin" {
-		return forbidden("%s: user %s (this key's user_id) is %s in organization %q: %s", field, c.userID, m.Role, org, orgAdminOnly)
+		return forbiddenParam(field, "%s: user %s (this key's user_id) is %s in organization %q: %s", field, c.userID, m.Role, org, orgAdminOnly)
 	}
 	return nil
 }
